@@ -1,0 +1,57 @@
+/* Tiny test harness shared by the test programs. Each CHECK counts; a failure prints where and
+   keeps going, and the program exits non-zero at the end if anything failed. */
+#ifndef SAFELOAD_TESTUTIL_H
+#define SAFELOAD_TESTUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+
+static int tu_failures = 0;
+static int tu_checks = 0;
+
+#define CHECK(cond) do { tu_checks++; if (!(cond)) { tu_failures++; \
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+
+#define CHECK_MSG(cond, ...) do { tu_checks++; if (!(cond)) { tu_failures++; \
+    fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+#define CHECK_EQ_U64(a, b) do { uint64_t tu_a = (uint64_t)(a), tu_b = (uint64_t)(b); tu_checks++; \
+    if (tu_a != tu_b) { tu_failures++; fprintf(stderr, "%s:%d: %s == %s failed: %llu != %llu\n", \
+    __FILE__, __LINE__, #a, #b, (unsigned long long)tu_a, (unsigned long long)tu_b); } } while (0)
+
+#define CHECK_STR(a, b) do { const char *tu_a = (a), *tu_b = (b); tu_checks++; \
+    if (!tu_a || !tu_b || strcmp(tu_a, tu_b) != 0) { tu_failures++; \
+    fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b, \
+    tu_a ? tu_a : "(null)", tu_b ? tu_b : "(null)"); } } while (0)
+
+static int tu_finish(const char *name) {
+    if (tu_failures) {
+        fprintf(stderr, "%s: %d of %d checks FAILED\n", name, tu_failures, tu_checks);
+        return 1;
+    }
+    printf("%s: %d checks passed\n", name, tu_checks);
+    return 0;
+}
+
+/* FNV-1a 64, the checksum used by MANIFEST.txt and `safeload load --checksum`. */
+static uint64_t tu_fnv1a(const void *data, size_t n, uint64_t h) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t i;
+    for (i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ULL; }
+    return h;
+}
+#define TU_FNV_BASIS 0xcbf29ce484222325ULL
+
+/* Deterministic PRNG (splitmix64) so tests never depend on time. */
+static uint64_t tu_rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t tu_rand64(void) {
+    uint64_t z = (tu_rng_state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+#endif
