@@ -37,6 +37,21 @@
 
    See README.md for the full manual. License: MIT or Unlicense, at the end of this file.
 */
+/* The implementation needs POSIX/GNU declarations (pread, O_DIRECT, madvise) that strict
+   -std=c99 hides; they must be requested before the first system header. Include safeload.h
+   first in the implementation file, or build that file with -D_GNU_SOURCE. */
+#if defined(SAFELOAD_IMPLEMENTATION) && !defined(SAFELOAD_IMPLEMENTATION_INCLUDED)
+#  if defined(__linux__) && !defined(_GNU_SOURCE)
+#    define _GNU_SOURCE
+#  endif
+#  if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
+#    define _DARWIN_C_SOURCE
+#  endif
+#  if !defined(_WIN32) && !defined(_FILE_OFFSET_BITS)
+#    define _FILE_OFFSET_BITS 64
+#  endif
+#endif
+
 #ifndef SAFELOAD_H_INCLUDED
 #define SAFELOAD_H_INCLUDED
 
@@ -561,6 +576,7 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(_M_AMD64)
 #  define SL__X86_64 1
+#  include <emmintrin.h>   /* SSE2 is baseline on x86-64: the parser's scans use it */
 #elif defined(__aarch64__) || defined(_M_ARM64)
 #  define SL__AARCH64 1
 #endif
@@ -574,18 +590,24 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 /* Per-function ISA targets: kernels for AVX2/AVX-512 compile in a translation unit built at
    baseline flags and are only called after a run-time CPU check. */
 #  define SL__TARGET(t) __attribute__((target(t)))
+#  define SL__PREFETCH(p) __builtin_prefetch(p)
+#  define SL__MAYBE_UNUSED __attribute__((unused))
 #elif defined(_MSC_VER)
 #  define SL__INLINE static __inline
 #  define SL__NOINLINE __declspec(noinline)
 #  define SL__LIKELY(x) (x)
 #  define SL__UNLIKELY(x) (x)
 #  define SL__TARGET(t) /* MSVC compiles any intrinsic anywhere */
+#  define SL__PREFETCH(p) ((void)(p))
+#  define SL__MAYBE_UNUSED
 #else
 #  define SL__INLINE static
 #  define SL__NOINLINE
 #  define SL__LIKELY(x) (x)
 #  define SL__UNLIKELY(x) (x)
 #  define SL__TARGET(t)
+#  define SL__PREFETCH(p) ((void)(p))
+#  define SL__MAYBE_UNUSED
 #endif
 
 #if defined(SAFELOAD_STATIC)
@@ -605,14 +627,1899 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
    1. PLATFORM: memory, files, threads, CPU features
    ========================================================================================== */
 
+/* ---- 1a. memory and error reporting ---- */
+
+#include <stdarg.h>
+#include <stdio.h>   /* vsnprintf only: the library never prints */
+#include <time.h>
+
+static void *sl__malloc(const safeload_allocator *a, size_t n) {
+    if (n == 0) n = 1;
+    if (a && a->alloc) return a->alloc(a->user, n);
+    return SAFELOAD_MALLOC(n);
+}
+
+static void sl__free(const safeload_allocator *a, void *p) {
+    if (!p) return;
+    if (a && a->alloc) a->free(a->user, p);
+    else SAFELOAD_FREE(p);
+}
+
+static void *sl__realloc(const safeload_allocator *a, void *p, size_t old_n, size_t n) {
+    if (n == 0) n = 1;
+    if (a && a->alloc) {
+        void *q;
+        if (a->realloc) return a->realloc(a->user, p, old_n, n);
+        q = a->alloc(a->user, n);
+        if (q && p) { memcpy(q, p, SL__MIN(old_n, n)); a->free(a->user, p); }
+        return q;
+    }
+    return SAFELOAD_REALLOC(p, n);
+}
+
+static void *sl__calloc(const safeload_allocator *a, size_t count, size_t size) {
+    void *p;
+    if (size && count > SIZE_MAX / size) return NULL;
+    p = sl__malloc(a, count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+/* A runtime allocator needs both alloc and free. */
+static int sl__allocator_ok(const safeload_allocator *a) {
+    return !a || (!a->alloc && !a->free && !a->realloc) || (a->alloc && a->free);
+}
+
+/* Copy at most cap-1 bytes of s, never splitting a UTF-8 sequence, "..." when cut. */
+static void sl__copy_trunc(char *dst, size_t cap, const char *s, size_t n) {
+    size_t k;
+    if (!s) { dst[0] = 0; return; }
+    if (n < cap) { memcpy(dst, s, n); dst[n] = 0; }
+    else {
+        k = cap - 4;
+        while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+        memcpy(dst, s, k);
+        memcpy(dst + k, "...", 4);
+    }
+    for (k = 0; dst[k]; k++) if ((unsigned char)dst[k] < 0x20) dst[k] = '?';
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 7, 8)))
+#endif
+static safeload_result sl__fail(safeload_error *err, safeload_result code, const char *file,
+                                uint64_t offset, const char *name, size_t name_len,
+                                const char *fmt, ...) {
+    va_list ap;
+    if (!err) return code;
+    err->code = code;
+    err->offset = offset;
+    sl__copy_trunc(err->file, sizeof err->file, file, file ? strlen(file) : 0);
+    sl__copy_trunc(err->tensor, sizeof err->tensor, name, name_len);
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        for (name_len = 0; err->message[name_len]; name_len++)
+            if ((unsigned char)err->message[name_len] < 0x20) err->message[name_len] = '?';
+    } else {
+        sl__copy_trunc(err->message, sizeof err->message, safeload_result_message(code),
+                       strlen(safeload_result_message(code)));
+    }
+    return code;
+}
+
+static void sl__clear_error(safeload_error *err) {
+    if (!err) return;
+    err->code = SAFELOAD_OK;
+    err->offset = SAFELOAD_NO_OFFSET;
+    err->file[0] = err->tensor[0] = err->message[0] = 0;
+}
+
+#define SL__OOM(err, file) sl__fail(err, SAFELOAD_OUT_OF_MEMORY, file, SAFELOAD_NO_OFFSET, \
+                                    NULL, 0, "out of memory")
+
+typedef unsigned long long sl__ull;   /* for printf */
+
+/* ---- 1b. files: open, positional reads, mappings ---- */
+
+#if defined(SL__WINDOWS)
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  ifndef NOMINMAX
+#    define NOMINMAX
+#  endif
+#  include <windows.h>
+typedef HANDLE sl__os_file;
+#  define SL__NO_FILE INVALID_HANDLE_VALUE
+#else
+#  include <errno.h>
+#  include <fcntl.h>
+#  include <unistd.h>
+#  include <sys/mman.h>
+#  include <sys/stat.h>
+#  include <sys/types.h>
+#  include <sys/uio.h>
+typedef int sl__os_file;
+#  define SL__NO_FILE (-1)
+#  ifndef O_CLOEXEC
+#    define O_CLOEXEC 0
+#  endif
+#endif
+
+#define SL__READ_MAX ((size_t)64 << 20)   /* bytes per read call: Windows' ReadFile limit */
+
+#if defined(SL__WINDOWS)
+static wchar_t *sl__widen(const char *path, const safeload_allocator *a) {
+    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
+    wchar_t *w;
+    if (n <= 0) return NULL;
+    w = (wchar_t *)sl__malloc(a, (size_t)n * sizeof(wchar_t));
+    if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, n) <= 0) {
+        sl__free(a, w);
+        w = NULL;
+    }
+    return w;
+}
+#endif
+
+/* Opens a regular file for reading; direct = bypass the page cache. Returns an errno-style code
+   (0 = ok) so the caller can word the error. */
+static int sl__os_open(const char *path, int direct, const safeload_allocator *a,
+                       sl__os_file *out, uint64_t *size) {
+#if defined(SL__WINDOWS)
+    LARGE_INTEGER li;
+    HANDLE h;
+    wchar_t *w = sl__widen(path, a);
+    if (!w) return 22; /* EINVAL: not UTF-8 */
+    h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                    NULL, OPEN_EXISTING,
+                    FILE_ATTRIBUTE_NORMAL | (direct ? FILE_FLAG_NO_BUFFERING : 0), NULL);
+    sl__free(a, w);
+    if (h == INVALID_HANDLE_VALUE) {
+        DWORD e = GetLastError();
+        return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? 2 : (int)(e ? e : 5);
+    }
+    if (!GetFileSizeEx(h, &li)) { CloseHandle(h); return 5; }
+    *out = h;
+    *size = (uint64_t)li.QuadPart;
+    return 0;
+#else
+    struct stat st;
+    int flags = O_RDONLY | O_CLOEXEC, fd;
+    off_t end;
+#  if defined(O_DIRECT)
+    if (direct) flags |= O_DIRECT;
+#  else
+    if (direct) return EINVAL;
+#  endif
+    SL__UNUSED(a);
+    do fd = open(path, flags); while (fd < 0 && errno == EINTR);
+    if (fd < 0) return errno ? errno : EIO;
+    if (fstat(fd, &st) != 0) { int e = errno; close(fd); return e ? e : EIO; }
+    if (S_ISDIR(st.st_mode)) { close(fd); return EISDIR; }
+    if (S_ISREG(st.st_mode)) *size = (uint64_t)st.st_size;
+    else {
+        end = lseek(fd, 0, SEEK_END);
+        if (end < 0) { int e = errno; close(fd); return e ? e : EIO; }
+        *size = (uint64_t)end;
+    }
+#  if defined(__APPLE__) && defined(F_NOCACHE)
+    if (direct) fcntl(fd, F_NOCACHE, 1);
+#  endif
+    *out = fd;
+    return 0;
+#endif
+}
+
+static void sl__os_close(sl__os_file f) {
+#if defined(SL__WINDOWS)
+    if (f != INVALID_HANDLE_VALUE) CloseHandle(f);
+#else
+    if (f >= 0) close(f);
+#endif
+}
+
+/* One positional read: bytes read (may be short), 0 at end of file, -errno on error. */
+static int64_t sl__os_pread(sl__os_file f, void *dst, size_t n, uint64_t off) {
+#if defined(SL__WINDOWS)
+    OVERLAPPED ov;
+    DWORD got = 0;
+    if (n > SL__READ_MAX) n = SL__READ_MAX;
+    memset(&ov, 0, sizeof ov);
+    ov.Offset = (DWORD)(off & 0xFFFFFFFFu);
+    ov.OffsetHigh = (DWORD)(off >> 32);
+    if (!ReadFile(f, dst, (DWORD)n, &got, &ov)) {
+        DWORD e = GetLastError();
+        if (e == ERROR_HANDLE_EOF) return 0;
+        return -(int64_t)(e ? e : 5);
+    }
+    return (int64_t)got;
+#else
+    ssize_t r;
+    if (n > SL__READ_MAX) n = SL__READ_MAX;
+    if (off > (uint64_t)INT64_MAX) return -EINVAL;
+    do r = pread(f, dst, n, (off_t)off); while (r < 0 && errno == EINTR);
+    return r < 0 ? -(int64_t)(errno ? errno : EIO) : (int64_t)r;
+#endif
+}
+
+/* Read-only mapping of [0, size). Read-only (not copy-on-write) keeps Windows from charging the
+   whole file against the commit limit. */
+static void *sl__os_map(sl__os_file f, uint64_t size, void **handle) {
+#if defined(SL__WINDOWS)
+    HANDLE m;
+    void *p;
+    *handle = NULL;
+    if (size == 0 || size > (uint64_t)SIZE_MAX) return NULL;
+    m = CreateFileMappingW(f, NULL, PAGE_READONLY, 0, 0, NULL);
+    if (!m) return NULL;
+    p = MapViewOfFile(m, FILE_MAP_READ, 0, 0, (SIZE_T)size);
+    if (!p) { CloseHandle(m); return NULL; }
+    *handle = m;
+    return p;
+#else
+    void *p;
+    *handle = NULL;
+    if (size == 0 || size > (uint64_t)SIZE_MAX) return NULL;
+    p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, f, 0);
+    return p == MAP_FAILED ? NULL : p;
+#endif
+}
+
+static void sl__os_unmap(void *p, uint64_t size, void *handle) {
+    if (!p) return;
+#if defined(SL__WINDOWS)
+    SL__UNUSED(size);
+    UnmapViewOfFile(p);
+    if (handle) CloseHandle((HANDLE)handle);
+#else
+    SL__UNUSED(handle);
+    munmap(p, (size_t)size);
+#endif
+}
+
+/* Big anonymous allocations (load arenas): page-aligned, huge pages requested on Linux so the
+   first-touch faults cost a fraction of what 4 KiB pages cost. */
+SL__MAYBE_UNUSED static void *sl__os_alloc_pages(uint64_t size, int huge) {
+#if defined(SL__WINDOWS)
+    SL__UNUSED(huge);
+    if (size == 0 || size > (uint64_t)SIZE_MAX) return NULL;
+    return VirtualAlloc(NULL, (SIZE_T)size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+#else
+    void *p;
+    if (size == 0 || size > (uint64_t)SIZE_MAX) return NULL;
+    p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#  if defined(MADV_HUGEPAGE)
+    if (huge && size >= ((uint64_t)2 << 20)) madvise(p, (size_t)size, MADV_HUGEPAGE);
+#  else
+    SL__UNUSED(huge);
+#  endif
+    return p;
+#endif
+}
+
+SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
+    if (!p) return;
+#if defined(SL__WINDOWS)
+    SL__UNUSED(size);
+    VirtualFree(p, 0, MEM_RELEASE);
+#else
+    munmap(p, (size_t)size);
+#endif
+}
+
+SL__MAYBE_UNUSED static int sl__os_cpu_count(void) {
+#if defined(SL__WINDOWS)
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    return (int)si.dwNumberOfProcessors;
+#elif defined(_SC_NPROCESSORS_ONLN)
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)SL__MIN(n, 4096) : 1;
+#else
+    return 1;
+#endif
+}
+
+/* A per-process-instance seed for the name hash: addresses (ASLR) and time, so crafted names
+   cannot be tuned to collide. */
+static uint64_t sl__entropy(const void *a) {
+    uint64_t x = (uint64_t)(uintptr_t)a ^ ((uint64_t)(uintptr_t)&x << 17) ^
+                 ((uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)clock();
+    x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ULL; x ^= x >> 29; x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 32);
+}
+
+/* ---- 1d. threads and atomics ---- */
+
+#if defined(SL__GNUC)
+#  define sl__atomic_load(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#  define sl__atomic_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#  define sl__atomic_add(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
+SL__MAYBE_UNUSED static int sl__atomic_cas_int(volatile int *p, int expect, int desired) {
+    return __atomic_compare_exchange_n(p, &expect, desired, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+#elif defined(_MSC_VER)
+#  include <intrin.h>
+#  define sl__atomic_load(p) (*(p))
+#  define sl__atomic_store(p, v) (*(p) = (v))
+#  define sl__atomic_add(p, v) (sizeof(*(p)) == 8 ? \
+       (uint64_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)) : \
+       (uint64_t)_InterlockedExchangeAdd((volatile long *)(p), (long)(v)))
+SL__MAYBE_UNUSED static int sl__atomic_cas_int(volatile int *p, int expect, int desired) {
+    return _InterlockedCompareExchange((volatile long *)p, desired, expect) == expect;
+}
+#else
+#  define sl__atomic_load(p) (*(p))
+#  define sl__atomic_store(p, v) (*(p) = (v))
+SL__MAYBE_UNUSED static uint64_t sl__atomic_add_plain(volatile uint64_t *p, uint64_t v) {
+    uint64_t o = *p; *p = o + v; return o;
+}
+#  define sl__atomic_add(p, v) sl__atomic_add_plain((p), (v))
+SL__MAYBE_UNUSED static int sl__atomic_cas_int(volatile int *p, int expect, int desired) {
+    if (*p != expect) return 0;
+    *p = desired;
+    return 1;
+}
+#endif
+
+#if defined(SAFELOAD_NO_THREADS)
+typedef int sl__mutex;
+typedef int sl__cond;
+#  define sl__mutex_init(m) (*(m) = 0, 0)
+#  define sl__mutex_destroy(m) ((void)(m))
+#  define sl__mutex_lock(m) ((void)(m))
+#  define sl__mutex_unlock(m) ((void)(m))
+#elif defined(SL__WINDOWS)
+typedef SRWLOCK sl__mutex;
+typedef CONDITION_VARIABLE sl__cond;
+typedef HANDLE sl__thread;
+SL__MAYBE_UNUSED static int sl__mutex_init(sl__mutex *m) { InitializeSRWLock(m); return 0; }
+SL__MAYBE_UNUSED static void sl__mutex_destroy(sl__mutex *m) { SL__UNUSED(m); }
+SL__MAYBE_UNUSED static void sl__mutex_lock(sl__mutex *m) { AcquireSRWLockExclusive(m); }
+SL__MAYBE_UNUSED static void sl__mutex_unlock(sl__mutex *m) { ReleaseSRWLockExclusive(m); }
+SL__MAYBE_UNUSED static int sl__cond_init(sl__cond *c) { InitializeConditionVariable(c); return 0; }
+SL__MAYBE_UNUSED static void sl__cond_destroy(sl__cond *c) { SL__UNUSED(c); }
+SL__MAYBE_UNUSED static void sl__cond_wait(sl__cond *c, sl__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+SL__MAYBE_UNUSED static void sl__cond_broadcast(sl__cond *c) { WakeAllConditionVariable(c); }
+typedef struct sl__thread_start { void (*fn)(void *); void *arg; } sl__thread_start;
+#else
+#  include <pthread.h>
+typedef pthread_mutex_t sl__mutex;
+typedef pthread_cond_t sl__cond;
+typedef pthread_t sl__thread;
+SL__MAYBE_UNUSED static int sl__mutex_init(sl__mutex *m) { return pthread_mutex_init(m, NULL); }
+SL__MAYBE_UNUSED static void sl__mutex_destroy(sl__mutex *m) { pthread_mutex_destroy(m); }
+SL__MAYBE_UNUSED static void sl__mutex_lock(sl__mutex *m) { pthread_mutex_lock(m); }
+SL__MAYBE_UNUSED static void sl__mutex_unlock(sl__mutex *m) { pthread_mutex_unlock(m); }
+SL__MAYBE_UNUSED static int sl__cond_init(sl__cond *c) { return pthread_cond_init(c, NULL); }
+SL__MAYBE_UNUSED static void sl__cond_destroy(sl__cond *c) { pthread_cond_destroy(c); }
+SL__MAYBE_UNUSED static void sl__cond_wait(sl__cond *c, sl__mutex *m) { pthread_cond_wait(c, m); }
+SL__MAYBE_UNUSED static void sl__cond_broadcast(sl__cond *c) { pthread_cond_broadcast(c); }
+#endif
+
 /* ---- 1c. CPU features (used by the cast kernels' dispatch) ---- */
 
 /* @@CPU FEATURES@@ */
 
 /* ---- end of CPU features ---- */
 
-/* @@SECTION 2: FORMAT @@ */
-/* @@SECTION 3: KEY SET @@ */
+/* =============================================================================================
+   2. FORMAT: byte sources, dtype table, header parser, validation
+   ========================================================================================== */
+
+/* ---- 2a. result and dtype tables ---- */
+
+static const char *const sl__result_ids[] = {
+#define SL__RESULT_ID(id, msg) #id,
+    SAFELOAD_RESULT_TABLE(SL__RESULT_ID)
+#undef SL__RESULT_ID
+};
+static const char *const sl__result_msgs[] = {
+#define SL__RESULT_MSG(id, msg) msg,
+    SAFELOAD_RESULT_TABLE(SL__RESULT_MSG)
+#undef SL__RESULT_MSG
+};
+
+SL__DEF const char *safeload_result_id(safeload_result r) {
+    return (unsigned)r < (unsigned)SAFELOAD_RESULT_COUNT ? sl__result_ids[r] : "UNKNOWN";
+}
+
+SL__DEF const char *safeload_result_message(safeload_result r) {
+    return (unsigned)r < (unsigned)SAFELOAD_RESULT_COUNT ? sl__result_msgs[r] : "unknown result";
+}
+
+static const char *const sl__dtype_names[SAFELOAD_DTYPE_COUNT] = {
+    NULL, "BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0",
+    "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64",
+    "F64", "I64", "U64"
+};
+static const unsigned char sl__dtype_bits[SAFELOAD_DTYPE_COUNT] = {
+    0, 8, 4, 6, 6, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64
+};
+
+SL__DEF const char *safeload_dtype_name(safeload_dtype d) {
+    return (unsigned)d < (unsigned)SAFELOAD_DTYPE_COUNT ? sl__dtype_names[d] : NULL;
+}
+
+SL__DEF unsigned safeload_dtype_bits(safeload_dtype d) {
+    return (unsigned)d < (unsigned)SAFELOAD_DTYPE_COUNT ? sl__dtype_bits[d] : 0u;
+}
+
+SL__DEF size_t safeload_dtype_size(safeload_dtype d) {
+    unsigned b = safeload_dtype_bits(d);
+    return (b % 8) ? 0 : b / 8;
+}
+
+static const unsigned char sl__dtype_name_len[SAFELOAD_DTYPE_COUNT] = {
+    0, 4, 2, 7, 7, 2, 2, 7, 7, 7, 11, 11, 3, 3, 3, 4, 3, 3, 3, 3, 3, 3, 3
+};
+
+SL__DEF safeload_dtype safeload_dtype_from_name(const char *s, size_t n) {
+    int i;
+    if (!s || n < 2 || n > 11) return SAFELOAD_DTYPE_NONE;
+    for (i = 1; i < (int)SAFELOAD_DTYPE_COUNT; i++)
+        if (sl__dtype_name_len[i] == n && sl__dtype_names[i][0] == s[0] &&
+            memcmp(sl__dtype_names[i], s, n) == 0)
+            return (safeload_dtype)i;
+    return SAFELOAD_DTYPE_NONE;
+}
+
+/* ---- 2b. byte sources: a file, the caller's memory, or the caller's reader ---- */
+
+typedef enum sl__src_kind { SL__SRC_FILE, SL__SRC_MEMORY, SL__SRC_READER } sl__src_kind;
+
+typedef struct sl__source {
+    sl__src_kind kind;
+    uint64_t size;
+    sl__os_file fd;
+    const unsigned char *mem;
+    safeload_reader reader;
+} sl__source;
+
+/* Exactly n bytes at off, looping over short reads. *calls counts read calls (may be NULL). */
+static safeload_result sl__source_read(const sl__source *s, const char *path, uint64_t off,
+                                       void *dst, size_t n, safeload_error *err,
+                                       uint64_t *calls) {
+    unsigned char *d = (unsigned char *)dst;
+    if (off > s->size || n > s->size - off)
+        return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, path, off, NULL, 0,
+                        "read of %llu bytes at byte %llu runs past the end (%llu bytes)",
+                        (sl__ull)n, (sl__ull)off, (sl__ull)s->size);
+    if (s->kind == SL__SRC_MEMORY) {
+        if (n) memcpy(d, s->mem + off, n);
+        if (calls) (*calls)++;
+        return SAFELOAD_OK;
+    }
+    while (n) {
+        int64_t r;
+        if (calls) (*calls)++;
+        if (s->kind == SL__SRC_FILE) r = sl__os_pread(s->fd, d, n, off);
+        else r = s->reader.read(s->reader.user, off, d, SL__MIN(n, SL__READ_MAX));
+        if (r < 0 || (uint64_t)r > n)
+            return sl__fail(err, SAFELOAD_IO_ERROR, path, off, NULL, 0,
+                            "read of %llu bytes at byte %llu failed (error %lld)",
+                            (sl__ull)n, (sl__ull)off, (long long)(r < 0 ? -r : 0));
+        if (r == 0)
+            return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, path, off, NULL, 0,
+                            "file ended at byte %llu, %llu bytes short (it was %llu bytes "
+                            "when opened)", (sl__ull)off, (sl__ull)n, (sl__ull)s->size);
+        d += r; off += (uint64_t)r; n -= (size_t)r;
+    }
+    return SAFELOAD_OK;
+}
+
+/* ---- 2c. the file object (filled by the parser, indexed by the key set) ---- */
+
+/* Open-addressing name table (section 3). Declared here because the parser fills it. */
+typedef struct sl__table {
+    uint64_t *slots;        /* 0 = empty, else (hash high 32 bits) << 32 | (index + 1) */
+    size_t mask;
+} sl__table;
+
+struct safeload_file {
+    safeload_allocator alloc;
+    sl__source src;
+    char *path;
+    unsigned char *header;      /* the N header bytes + zero padding, decoded in place */
+    uint64_t header_len, data_offset, data_size;
+    safeload_tensor *tensors;
+    size_t count;
+    uint64_t *dims;
+    safeload_kv *meta;
+    size_t meta_count;
+    int has_meta;
+    sl__table names, meta_names;
+    uint64_t k0, k1;            /* hash key */
+    sl__mutex map_lock;
+    int map_lock_ok;
+    const unsigned char *map;   /* lazily created read-only mapping (file sources) */
+    void *map_handle;
+};
+
+/* ---- 2d. UTF-8 (the reference checks all N header bytes, padding included) ---- */
+
+/* Length of the longest valid prefix (Rust's valid_up_to): overlongs, surrogates, code points
+   above U+10FFFF and truncated sequences are invalid. */
+static size_t sl__utf8_valid_up_to(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned c;
+#if defined(SL__X86_64)
+        if (i + 32 <= n) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+            if (!_mm_movemask_epi8(_mm_or_si128(a, b))) { i += 32; continue; }
+        }
+#else
+        if (i + 16 <= n) {
+            uint64_t a, b;
+            memcpy(&a, s + i, 8);
+            memcpy(&b, s + i + 8, 8);
+            if (!((a | b) & 0x8080808080808080ULL)) { i += 16; continue; }
+        }
+#endif
+        c = s[i];
+        if (c < 0x80) { i++; continue; }
+        if (c < 0xC2) return i;
+        if (c < 0xE0) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return i;
+            i += 2;
+        } else if (c < 0xF0) {
+            unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+            if (i + 1 >= n || s[i + 1] < lo || s[i + 1] > hi) return i;
+            if (i + 2 >= n || (s[i + 2] & 0xC0) != 0x80) return i;
+            i += 3;
+        } else if (c < 0xF5) {
+            unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+            if (i + 1 >= n || s[i + 1] < lo || s[i + 1] > hi) return i;
+            if (i + 2 >= n || (s[i + 2] & 0xC0) != 0x80) return i;
+            if (i + 3 >= n || (s[i + 3] & 0xC0) != 0x80) return i;
+            i += 4;
+        } else {
+            return i;
+        }
+    }
+    return n;
+}
+
+/* ---- 2e. the JSON header parser ----
+   One pass, no DOM, strings decoded in place (decoding only shrinks them), so names point into
+   the header buffer. The dialect is serde_json's as the reference uses it: see README
+   "Validation". Errors carry the file offset of the offending byte. */
+
+#define SL__MAX_NESTING 127   /* serde_json: remaining_depth 128, the 128th container fails */
+#define SL__PAD 16            /* zero bytes after the header: word reads and a 0 stopper */
+
+/* The parser writes tensors straight into the public array, in header order. Until the
+   array is final, two fields carry parse state: numel holds the index of the first dimension
+   in the dims array, and index is 1 when the name had a \u0000. */
+typedef safeload_tensor sl__entry;
+
+typedef struct sl__jp {
+    unsigned char *p, *start, *end;
+    const char *path;
+    safeload_error *err;
+    const safeload_allocator *alloc;
+    sl__entry *ents;  size_t n_ents, cap_ents;
+    uint64_t *dims;   size_t n_dims, cap_dims;
+    safeload_kv *meta; size_t n_meta, cap_meta;
+    uint32_t *meta_pos;
+    int seen_meta, has_meta;
+} sl__jp;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static safeload_result sl__jfail(sl__jp *j, const unsigned char *at, const char *fmt, ...) {
+    va_list ap;
+    uint64_t off = 8 + (uint64_t)((at > j->end ? j->end : at) - j->start);
+    char msg[200];
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sl__fail(j->err, SAFELOAD_INVALID_JSON, j->path, off, NULL, 0, "%s", msg);
+}
+
+/* What a byte we did not expect is, for messages. */
+static safeload_result sl__junexpected(sl__jp *j, const unsigned char *at, const char *want) {
+    if (at >= j->end) return sl__jfail(j, at, "EOF while parsing: expected %s", want);
+    if (*at >= 0x20 && *at < 0x7F)
+        return sl__jfail(j, at, "expected %s, found `%c`", want, *at);
+    return sl__jfail(j, at, "expected %s, found byte 0x%02X", want, *at);
+}
+
+#define SL__WS(p) while (*(p) == ' ' || *(p) == '\n' || *(p) == '\r' || *(p) == '\t') (p)++
+
+static int sl__hex4(const unsigned char *p, unsigned *out) {
+    unsigned v = 0, i, c;
+    for (i = 0; i < 4; i++) {
+        c = p[i];
+        if (c >= '0' && c <= '9') c -= '0';
+        else if (c >= 'a' && c <= 'f') c -= 'a' - 10;
+        else if (c >= 'A' && c <= 'F') c -= 'A' - 10;
+        else return 0;
+        v = v << 4 | c;
+    }
+    *out = v;
+    return 1;
+}
+
+/* First byte at or after p that is '"', '\\' or < 0x20. The zero padding after the header
+   stops the scan; SSE2 is baseline on x86-64, elsewhere 8 bytes at a time. */
+#if defined(SL__X86_64)
+SL__INLINE unsigned char *sl__scan_string(unsigned char *p) {
+    const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), c = _mm_set1_epi8(0x1F);
+    for (;;) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, b)),
+                                   _mm_cmpeq_epi8(_mm_min_epu8(x, c), x));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if (m) {
+#  if defined(_MSC_VER) && !defined(__clang__)
+            unsigned long i;
+            _BitScanForward(&i, m);
+            return p + i;
+#  else
+            return p + __builtin_ctz(m);
+#  endif
+        }
+        p += 16;
+    }
+}
+#else
+SL__INLINE unsigned char *sl__scan_string(unsigned char *p) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    for (;;) {
+        uint64_t w, q, b;
+        memcpy(&w, p, 8);
+        q = w ^ (ones * '"');
+        b = w ^ (ones * '\\');
+        if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & high) break;
+        p += 8;
+    }
+    while (*p != '"' && *p != '\\' && *p >= 0x20) p++;
+    return p;
+}
+#endif
+
+/* j->p is just after an opening quote. Decodes in place, NUL-terminates, leaves j->p after the
+   closing quote. */
+static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_nul) {
+    unsigned char *p = sl__scan_string(j->p), *w, *s = j->p;
+    if (*p == '"' && p < j->end) {
+        *out = (char *)s; *len = (size_t)(p - s);
+        *p = 0;
+        j->p = p + 1;
+        return SAFELOAD_OK;
+    }
+    w = p;
+    for (;;) {
+        unsigned c = *p;
+        if (c == '"' && p < j->end) break;
+        if (c >= 0x20 && c != '\\') { *w++ = *p++; continue; }
+        if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a string");
+        if (c < 0x20)
+            return sl__jfail(j, p, "control character (\\u0000-\\u001F) found while parsing "
+                             "a string");
+        /* an escape */
+        switch (p[1]) {
+        case '"': *w++ = '"'; p += 2; break;
+        case '\\': *w++ = '\\'; p += 2; break;
+        case '/': *w++ = '/'; p += 2; break;
+        case 'b': *w++ = '\b'; p += 2; break;
+        case 'f': *w++ = '\f'; p += 2; break;
+        case 'n': *w++ = '\n'; p += 2; break;
+        case 'r': *w++ = '\r'; p += 2; break;
+        case 't': *w++ = '\t'; p += 2; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (!sl__hex4(p + 2, &cp)) return sl__jfail(j, p, "invalid escape");
+            p += 6;
+            if (cp >= 0xDC00 && cp <= 0xDFFF)
+                return sl__jfail(j, p - 6, "lone trailing surrogate in hex escape");
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (p[0] != '\\' || p[1] != 'u' || !sl__hex4(p + 2, &lo) || lo < 0xDC00 ||
+                    lo > 0xDFFF)
+                    return sl__jfail(j, p - 6, "lone leading surrogate in hex escape");
+                p += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            if (cp == 0) *has_nul = 1;
+            if (cp < 0x80) *w++ = (unsigned char)cp;
+            else if (cp < 0x800) {
+                *w++ = (unsigned char)(0xC0 | cp >> 6);
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                *w++ = (unsigned char)(0xE0 | cp >> 12);
+                *w++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            } else {
+                *w++ = (unsigned char)(0xF0 | cp >> 18);
+                *w++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+                *w++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            }
+            break;
+        }
+        default:
+            if (p + 1 >= j->end) return sl__jfail(j, p + 1, "EOF while parsing a string");
+            return sl__jfail(j, p, "invalid escape");
+        }
+    }
+    *out = (char *)s; *len = (size_t)(w - s);
+    *w = 0;
+    j->p = p + 1;
+    return SAFELOAD_OK;
+}
+
+/* The exact decimal digits of 2^1024 - 2^970: the smallest magnitude that rounds to infinity
+   as a double. serde_json rejects such numbers ("number out of range") even in fields it
+   otherwise ignores. */
+static const char sl__dbl_overflow_digits[] =
+    "17976931348623158079372897140530341507993413271003782693617377898044496829276475094664"
+    "90179775872070963302864166928879109465555478519404026306574886715058206819089020007083"
+    "83676273854845817711531764475730270069855571366959622842914819860834936475292719074168"
+    "444365510704342711559699508093042880177904174497792";
+
+#define SL__ISDIGIT(c) ((unsigned)((c) - '0') < 10u)
+
+/* Any JSON number (in a field we otherwise ignore): grammar and double range. */
+static safeload_result sl__jnumber_any(sl__jp *j) {
+    unsigned char *p = j->p, *s = p, *ip, *ie, *fp = NULL, *fe = NULL, *q;
+    int64_t e10 = 0, expo = 0;
+    int eneg = 0, i;
+    if (*p == '-') p++;
+    ip = p;
+    if (*p == '0') { p++; if (SL__ISDIGIT(*p)) return sl__jfail(j, p, "invalid number"); }
+    else if (SL__ISDIGIT(*p)) { while (SL__ISDIGIT(*p)) p++; }
+    else return sl__jfail(j, p, "invalid number");
+    ie = p;
+    if (*p == '.') {
+        p++;
+        if (!SL__ISDIGIT(*p)) return sl__jfail(j, p, "invalid number");
+        fp = p;
+        while (SL__ISDIGIT(*p)) p++;
+        fe = p;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') { eneg = *p == '-'; p++; }
+        if (!SL__ISDIGIT(*p)) return sl__jfail(j, p, "invalid number");
+        while (SL__ISDIGIT(*p)) { if (expo < 1000000000) expo = expo * 10 + (*p - '0'); p++; }
+    }
+    j->p = p;
+    /* decimal exponent of the first significant digit */
+    for (q = ip; q < ie && *q == '0'; q++) {}
+    if (q < ie) e10 = (int64_t)(ie - q) - 1;
+    else {
+        if (!fp) return SAFELOAD_OK;
+        for (q = fp; q < fe && *q == '0'; q++) {}
+        if (q == fe) return SAFELOAD_OK;            /* zero, whatever the exponent */
+        e10 = -(int64_t)(q - fp) - 1;
+    }
+    e10 += eneg ? -expo : expo;
+    if (e10 < 308) return SAFELOAD_OK;
+    if (e10 == 308) {
+        /* compare the significant digits (integer part, then fraction) with the threshold */
+        int seg = (q >= ip && q < ie) ? 0 : 1;
+        for (i = 0; i < (int)sizeof sl__dbl_overflow_digits - 1; i++) {
+            int d = 0, t = sl__dbl_overflow_digits[i] - '0';
+            if (seg == 0 && q == ie) { seg = 1; q = fp; }
+            if (seg == 1 && (!fp || q == fe)) seg = 2;
+            if (seg < 2) d = *q++ - '0';
+            if (d != t) return d < t ? SAFELOAD_OK : sl__jfail(j, s, "number out of range");
+        }
+    }
+    return sl__jfail(j, s, "number out of range");
+}
+
+/* A non-negative integer that fits in 64 bits (shape dims, data_offsets). */
+static safeload_result sl__ju64(sl__jp *j, uint64_t *out) {
+    unsigned char *p = j->p, *s = p;
+    uint64_t v = 0;
+    if (*p == '-') {
+        if (SL__ISDIGIT(p[1]))
+            return sl__jfail(j, s, "invalid value: negative integer, expected usize");
+        return sl__jfail(j, s, "invalid number");
+    }
+    if (!SL__ISDIGIT(*p)) {
+        if (*p == '"') return sl__jfail(j, s, "invalid type: string, expected usize");
+        return sl__junexpected(j, p, "an integer");
+    }
+    if (*p == '0') {
+        p++;
+        if (SL__ISDIGIT(*p)) return sl__jfail(j, p, "invalid number");
+    } else {
+        /* 19 digits always fit; a 20th needs a check; 21 never fit */
+        while (SL__ISDIGIT(*p) && p - s < 19) v = v * 10 + (unsigned)(*p++ - '0');
+        if (SL__ISDIGIT(*p)) {
+            unsigned d = (unsigned)(*p++ - '0');
+            if (v > (UINT64_MAX - d) / 10 || SL__ISDIGIT(*p))
+                return sl__jfail(j, s, "invalid type: floating point (integer >= 2^64), "
+                                 "expected usize");
+            v = v * 10 + d;
+        }
+    }
+    if (*p == '.' || *p == 'e' || *p == 'E')
+        return sl__jfail(j, s, "invalid type: floating point, expected usize");
+    *out = v;
+    j->p = p;
+    return SAFELOAD_OK;
+}
+
+static safeload_result sl__jskip(sl__jp *j, int depth);
+
+static safeload_result sl__jliteral(sl__jp *j, const char *lit, size_t n) {
+    if (memcmp(j->p, lit, n) != 0) {
+        size_t i = 0;
+        while (i < n && j->p[i] == (unsigned char)lit[i]) i++;
+        return sl__jfail(j, j->p + i, "expected ident `%s`", lit);
+    }
+    j->p += n;
+    return SAFELOAD_OK;
+}
+
+/* Skip any value (unknown fields), fully validated. depth = containers open around it. */
+static safeload_result sl__jskip(sl__jp *j, int depth) {
+    safeload_result r;
+    unsigned char *p = j->p;
+    char *s;
+    size_t n;
+    int nul = 0;
+    switch (*p) {
+    case '{':
+    case '[': {
+        unsigned char close = *p == '{' ? '}' : ']';
+        if (depth + 1 > SL__MAX_NESTING) return sl__jfail(j, p, "recursion limit exceeded");
+        p++;
+        SL__WS(p);
+        if (*p == close) { j->p = p + 1; return SAFELOAD_OK; }
+        for (;;) {
+            if (close == '}') {
+                if (*p != '"') {
+                    if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
+                    return sl__jfail(j, p, "key must be a string");
+                }
+                j->p = p + 1;
+                if ((r = sl__jstring(j, &s, &n, &nul)) != SAFELOAD_OK) return r;
+                p = j->p;
+                SL__WS(p);
+                if (*p != ':') return sl__junexpected(j, p, "`:`");
+                p++;
+                SL__WS(p);
+            }
+            j->p = p;
+            if ((r = sl__jskip(j, depth + 1)) != SAFELOAD_OK) return r;
+            p = j->p;
+            SL__WS(p);
+            if (*p == ',') {
+                p++;
+                SL__WS(p);
+                if (*p == close) return sl__jfail(j, p, "trailing comma");
+                continue;
+            }
+            if (*p == close) { j->p = p + 1; return SAFELOAD_OK; }
+            return sl__junexpected(j, p, close == '}' ? "`,` or `}`" : "`,` or `]`");
+        }
+    }
+    case '"':
+        j->p = p + 1;
+        return sl__jstring(j, &s, &n, &nul);
+    case 't': return sl__jliteral(j, "true", 4);
+    case 'f': return sl__jliteral(j, "false", 5);
+    case 'n': return sl__jliteral(j, "null", 4);
+    default:
+        if (*p == '-' || SL__ISDIGIT(*p)) return sl__jnumber_any(j);
+        return sl__junexpected(j, p, "a value");
+    }
+}
+
+/* What kind of JSON value starts at p, for "invalid type" messages. */
+static const char *sl__jkind(unsigned char c) {
+    switch (c) {
+    case '{': return "map";
+    case '[': return "sequence";
+    case '"': return "string";
+    case 't': case 'f': return "boolean";
+    case 'n': return "null";
+    default: return (c == '-' || SL__ISDIGIT(c)) ? "number" : "value";
+    }
+}
+
+static int sl__grow(const safeload_allocator *a, void **arr, size_t *cap, size_t need,
+                    size_t elem) {
+    size_t nc;
+    void *q;
+    if (need <= *cap) return 1;
+    nc = *cap ? *cap : 16;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2 / elem) return 0;
+        nc *= 2;
+    }
+    q = sl__realloc(a, *arr, *cap * elem, nc * elem);
+    if (!q) return 0;
+    *arr = q;
+    *cap = nc;
+    return 1;
+}
+
+/* {"dtype": "F32", "shape": [..], "data_offsets": [b, e], ...unknown fields} */
+static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
+    safeload_result r;
+    unsigned char *p = j->p;
+    int seen_dtype = 0, seen_shape = 0, seen_offsets = 0;
+    if (*p != '{') {
+        if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+        return sl__jfail(j, p, "invalid type: %s, expected struct TensorInfo (an object)",
+                         sl__jkind(*p));
+    }
+    p++;
+    SL__WS(p);
+    if (*p != '}') for (;;) {
+        char *key;
+        size_t klen;
+        int nul = 0;
+        unsigned char *kp = p;
+        int field = 0;  /* 1 dtype, 2 shape, 3 data_offsets, 0 anything else */
+        /* the three fields as the writers spell them, without decoding a string */
+        if (memcmp(p, "\"dtype\"", 7) == 0) { field = 1; p += 7; }
+        else if (memcmp(p, "\"shape\"", 7) == 0) { field = 2; p += 7; }
+        else if (memcmp(p, "\"data_offsets\"", 14) == 0) { field = 3; p += 14; }
+        else {
+            if (*p != '"') {
+                if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
+                return sl__jfail(j, p, "key must be a string");
+            }
+            j->p = p + 1;
+            if ((r = sl__jstring(j, &key, &klen, &nul)) != SAFELOAD_OK) return r;
+            p = j->p;
+            if (klen == 5 && memcmp(key, "dtype", 5) == 0) field = 1;
+            else if (klen == 5 && memcmp(key, "shape", 5) == 0) field = 2;
+            else if (klen == 12 && memcmp(key, "data_offsets", 12) == 0) field = 3;
+        }
+        SL__WS(p);
+        if (*p != ':') return sl__junexpected(j, p, "`:`");
+        p++;
+        SL__WS(p);
+        j->p = p;
+        if (field == 1) {
+            char *dt;
+            size_t dlen;
+            safeload_dtype d;
+            if (seen_dtype) return sl__jfail(j, kp, "duplicate field `dtype`");
+            seen_dtype = 1;
+            if (*p != '"') {
+                if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+                return sl__jfail(j, p, "invalid type: %s, expected a dtype string",
+                                 sl__jkind(*p));
+            }
+            j->p = p + 1;
+            if ((r = sl__jstring(j, &dt, &dlen, &nul)) != SAFELOAD_OK) return r;
+            d = safeload_dtype_from_name(dt, dlen);
+            if (d == SAFELOAD_DTYPE_NONE)
+                return sl__jfail(j, p, "unknown variant `%.*s`, expected one of `BOOL`, `F4`, "
+                                 "`F6_E2M3`, ... `U64`", (int)SL__MIN(dlen, 40), dt);
+            e->dtype = d;
+        } else if (field == 2) {
+            if (seen_shape) return sl__jfail(j, kp, "duplicate field `shape`");
+            seen_shape = 1;
+            if (*p != '[') {
+                if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+                return sl__jfail(j, p, "invalid type: %s, expected a sequence", sl__jkind(*p));
+            }
+            p++;
+            SL__WS(p);
+            e->numel = j->n_dims;
+            e->rank = 0;
+            if (*p == ']') p++;
+            else for (;;) {
+                uint64_t v;
+                j->p = p;
+                if ((r = sl__ju64(j, &v)) != SAFELOAD_OK) return r;
+                if (j->n_dims == j->cap_dims &&
+                    !sl__grow(j->alloc, (void **)&j->dims, &j->cap_dims, j->n_dims + 1,
+                              sizeof(uint64_t)))
+                    return SL__OOM(j->err, j->path);
+                if (e->rank == UINT32_MAX) return sl__jfail(j, p, "too many dimensions");
+                j->dims[j->n_dims++] = v;
+                e->rank++;
+                p = j->p;
+                SL__WS(p);
+                if (*p == ',') {
+                    p++;
+                    SL__WS(p);
+                    if (*p == ']') return sl__jfail(j, p, "trailing comma");
+                    continue;
+                }
+                if (*p == ']') { p++; break; }
+                return sl__junexpected(j, p, "`,` or `]`");
+            }
+            j->p = p;
+        } else if (field == 3) {
+            /* two scalars, not an array: a 16-byte reload of two 8-byte stores stalls */
+            uint64_t b0 = 0, b1 = 0;
+            if (seen_offsets) return sl__jfail(j, kp, "duplicate field `data_offsets`");
+            seen_offsets = 1;
+            if (*p != '[') {
+                if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+                return sl__jfail(j, p, "invalid type: %s, expected a tuple of size 2",
+                                 sl__jkind(*p));
+            }
+            p++;
+            SL__WS(p);
+            if (*p == ']') return sl__jfail(j, p, "invalid length 0, expected a tuple of size 2");
+            j->p = p;
+            if ((r = sl__ju64(j, &b0)) != SAFELOAD_OK) return r;
+            p = j->p;
+            SL__WS(p);
+            if (*p == ']') return sl__jfail(j, p, "invalid length 1, expected a tuple of size 2");
+            if (*p != ',') return sl__junexpected(j, p, "`,` or `]`");
+            p++;
+            SL__WS(p);
+            j->p = p;
+            if ((r = sl__ju64(j, &b1)) != SAFELOAD_OK) return r;
+            p = j->p;
+            SL__WS(p);
+            if (*p == ',') return sl__jfail(j, p, "invalid length 3, expected 2 elements in "
+                                            "sequence");
+            if (*p != ']') return sl__junexpected(j, p, "`]`");
+            j->p = p + 1;
+            e->begin = b0;
+            e->end = b1;
+        } else {
+            if ((r = sl__jskip(j, 2)) != SAFELOAD_OK) return r;
+        }
+        p = j->p;
+        SL__WS(p);
+        if (*p == ',') {
+            p++;
+            SL__WS(p);
+            if (*p == '}') return sl__jfail(j, p, "trailing comma");
+            continue;
+        }
+        if (*p == '}') break;
+        return sl__junexpected(j, p, "`,` or `}`");
+    }
+    if (!seen_dtype) return sl__jfail(j, p, "missing field `dtype`");
+    if (!seen_shape) return sl__jfail(j, p, "missing field `shape`");
+    if (!seen_offsets) return sl__jfail(j, p, "missing field `data_offsets`");
+    j->p = p + 1;
+    return SAFELOAD_OK;
+}
+
+/* "__metadata__": null | {"key": "value", ...} */
+static safeload_result sl__jmetadata(sl__jp *j, unsigned char *kp) {
+    safeload_result r;
+    unsigned char *p = j->p;
+    if (j->seen_meta) return sl__jfail(j, kp, "duplicate field `__metadata__`");
+    j->seen_meta = 1;
+    if (*p == 'n') {
+        if ((r = sl__jliteral(j, "null", 4)) != SAFELOAD_OK) return r;
+        return SAFELOAD_OK;
+    }
+    if (*p != '{') {
+        if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+        return sl__jfail(j, p, "invalid type: %s, expected a map", sl__jkind(*p));
+    }
+    j->has_meta = 1;
+    p++;
+    SL__WS(p);
+    if (*p == '}') { j->p = p + 1; return SAFELOAD_OK; }
+    for (;;) {
+        safeload_kv kv;
+        int nul = 0;
+        char *k, *v;
+        size_t kl, vl;
+        unsigned char *kpos = p;
+        if (*p != '"') {
+            if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
+            return sl__jfail(j, p, "key must be a string");
+        }
+        j->p = p + 1;
+        if ((r = sl__jstring(j, &k, &kl, &nul)) != SAFELOAD_OK) return r;
+        p = j->p;
+        SL__WS(p);
+        if (*p != ':') return sl__junexpected(j, p, "`:`");
+        p++;
+        SL__WS(p);
+        if (*p != '"') {
+            if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+            return sl__jfail(j, p, "invalid type: %s, expected a string", sl__jkind(*p));
+        }
+        j->p = p + 1;
+        if ((r = sl__jstring(j, &v, &vl, &nul)) != SAFELOAD_OK) return r;
+        if (j->n_meta == j->cap_meta) {
+            size_t cap = j->cap_meta;
+            if (!sl__grow(j->alloc, (void **)&j->meta, &j->cap_meta, j->n_meta + 1,
+                          sizeof(safeload_kv)) ||
+                !sl__grow(j->alloc, (void **)&j->meta_pos, &cap, j->n_meta + 1,
+                          sizeof(uint32_t)))
+                return SL__OOM(j->err, j->path);
+        }
+        kv.key = k; kv.key_len = kl; kv.value = v; kv.value_len = vl;
+        j->meta[j->n_meta] = kv;
+        j->meta_pos[j->n_meta] = (uint32_t)(kpos - j->start);
+        j->n_meta++;
+        p = j->p;
+        SL__WS(p);
+        if (*p == ',') {
+            p++;
+            SL__WS(p);
+            if (*p == '}') return sl__jfail(j, p, "trailing comma");
+            continue;
+        }
+        if (*p == '}') { j->p = p + 1; return SAFELOAD_OK; }
+        return sl__junexpected(j, p, "`,` or `}`");
+    }
+}
+
+/* The whole header: optional whitespace, one object, optional whitespace. */
+static safeload_result sl__jheader(sl__jp *j) {
+    safeload_result r;
+    unsigned char *p = j->start;
+    SL__WS(p);
+    if (*p != '{') {
+        if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+        if (*p == '[' || *p == '"' || *p == 't' || *p == 'f' || *p == 'n' || *p == '-' ||
+            SL__ISDIGIT(*p))
+            return sl__jfail(j, p, "invalid type: %s, expected struct HashMetadata",
+                             sl__jkind(*p));
+        return sl__junexpected(j, p, "a value");
+    }
+    p++;
+    SL__WS(p);
+    if (*p != '}') for (;;) {
+        char *key;
+        size_t klen;
+        int nul = 0;
+        unsigned char *kp = p;
+        if (*p != '"') {
+            if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
+            return sl__jfail(j, p, "key must be a string");
+        }
+        j->p = p + 1;
+        if ((r = sl__jstring(j, &key, &klen, &nul)) != SAFELOAD_OK) return r;
+        p = j->p;
+        SL__WS(p);
+        if (*p != ':') return sl__junexpected(j, p, "`:`");
+        p++;
+        SL__WS(p);
+        j->p = p;
+        if (klen == 12 && memcmp(key, "__metadata__", 12) == 0) {
+            if ((r = sl__jmetadata(j, kp)) != SAFELOAD_OK) return r;
+        } else {
+            sl__entry *e;
+            if (j->n_ents == j->cap_ents &&
+                !sl__grow(j->alloc, (void **)&j->ents, &j->cap_ents, j->n_ents + 1,
+                          sizeof(sl__entry)))
+                return SL__OOM(j->err, j->path);
+            if (j->n_ents >= (size_t)UINT32_MAX - 1) return sl__jfail(j, kp, "too many tensors");
+            e = &j->ents[j->n_ents];
+            memset(e, 0, sizeof *e);
+            e->name = key;
+            e->name_len = klen;
+            e->index = (size_t)nul;
+            e->header_offset = 8 + (uint64_t)(kp - j->start);
+            if ((r = sl__jtensor(j, e)) != SAFELOAD_OK) return r;
+            j->n_ents++;
+        }
+        p = j->p;
+        SL__WS(p);
+        if (*p == ',') {
+            p++;
+            SL__WS(p);
+            if (*p == '}') return sl__jfail(j, p, "trailing comma");
+            continue;
+        }
+        if (*p == '}') break;
+        return sl__junexpected(j, p, "`,` or `}`");
+    }
+    p++;
+    SL__WS(p);
+    if (p < j->end) return sl__jfail(j, p, "trailing characters");
+    return SAFELOAD_OK;
+}
+
+/* ---- 2f. validation: the reference's order, after sorting by (begin, end) ---- */
+
+/* Stable merge sort of entry indices by (begin, end): ties keep header order, so the order
+   (and the tensor an error names) is deterministic, unlike the reference's. */
+static int sl__entry_less(const sl__entry *e, uint32_t a, uint32_t b) {
+    return e[a].begin < e[b].begin || (e[a].begin == e[b].begin && e[a].end < e[b].end);
+}
+
+static void sl__sort_entries(const sl__entry *e, uint32_t *idx, uint32_t *tmp, size_t n) {
+    size_t width, i;
+    uint32_t *src = idx, *dst = tmp, *t;
+    /* bottom-up; runs of 16 by insertion sort first */
+    for (i = 0; i < n; i += 16) {
+        size_t hi = SL__MIN(i + 16, n), k;
+        for (k = i + 1; k < hi; k++) {
+            uint32_t v = src[k];
+            size_t m = k;
+            while (m > i && sl__entry_less(e, v, src[m - 1])) { src[m] = src[m - 1]; m--; }
+            src[m] = v;
+        }
+    }
+    for (width = 16; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            size_t lo = i, mid = SL__MIN(i + width, n), hi = SL__MIN(i + 2 * width, n);
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi) dst[k++] = sl__entry_less(e, src[b], src[a]) ? src[b++]
+                                                                                  : src[a++];
+            while (a < mid) dst[k++] = src[a++];
+            while (b < hi) dst[k++] = src[b++];
+        }
+        t = src; src = dst; dst = t;
+    }
+    if (src != idx) memcpy(idx, src, n * sizeof(uint32_t));
+}
+
+/* Walks the tensors in offset order with the reference's per-tensor checks. */
+static safeload_result sl__validate(sl__jp *j, const uint32_t *order, size_t n,
+                                    uint64_t *data_len) {
+    uint64_t start = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const sl__entry *e = &j->ents[order ? order[i] : i];
+        uint64_t numel = 1, bits = sl__dtype_bits[e->dtype], nbytes, off = e->header_offset;
+        uint32_t k;
+        if (e->begin != start || e->end < e->begin) {
+            if (e->end < e->begin)
+                return sl__fail(j->err, SAFELOAD_INVALID_OFFSET, j->path, off, e->name,
+                                e->name_len, "data_offsets [%llu, %llu] end before they begin",
+                                (sl__ull)e->begin, (sl__ull)e->end);
+            return sl__fail(j->err, SAFELOAD_INVALID_OFFSET, j->path, off, e->name, e->name_len,
+                            "data_offsets [%llu, %llu] %s: the data before it ends at %llu",
+                            (sl__ull)e->begin, (sl__ull)e->end,
+                            e->begin < start ? "overlap another tensor" : "leave a gap",
+                            (sl__ull)start);
+        }
+        start = e->end;
+        for (k = 0; k < e->rank; k++) {
+            uint64_t d = j->dims[e->numel + k];
+            if (d && numel > UINT64_MAX / d)
+                return sl__fail(j->err, SAFELOAD_OVERFLOW, j->path, off, e->name, e->name_len,
+                                "the element count overflows 64 bits at dimension %u",
+                                (unsigned)k);
+            numel *= d;
+        }
+        if (numel > UINT64_MAX / bits)
+            return sl__fail(j->err, SAFELOAD_OVERFLOW, j->path, off, e->name, e->name_len,
+                            "%llu elements x %u bits overflows 64 bits", (sl__ull)numel,
+                            (unsigned)bits);
+        if ((numel * bits) % 8)
+            return sl__fail(j->err, SAFELOAD_MISALIGNED_SUBBYTE, j->path, off, e->name,
+                            e->name_len, "%llu elements x %u bits is not a whole number of "
+                            "bytes", (sl__ull)numel, (unsigned)bits);
+        nbytes = numel * bits / 8;
+        if (e->end - e->begin != nbytes)
+            return sl__fail(j->err, SAFELOAD_SIZE_MISMATCH, j->path, off, e->name, e->name_len,
+                            "data_offsets [%llu, %llu] hold %llu bytes but %s x %llu elements "
+                            "needs %llu", (sl__ull)e->begin, (sl__ull)e->end,
+                            (sl__ull)(e->end - e->begin), sl__dtype_names[e->dtype],
+                            (sl__ull)numel, (sl__ull)nbytes);
+    }
+    *data_len = start;
+    return SAFELOAD_OK;
+}
+
+/* =============================================================================================
+   3. KEY SET: seeded hashing, the name table, opening files, lookups, key reports
+   ========================================================================================== */
+
+/* ---- 3a. SipHash-1-3 keyed by a per-file seed: names come from untrusted files, so the table
+   must not be something an attacker can fill with collisions. ---- */
+
+SL__INLINE uint64_t sl__le64(const unsigned char *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
+#else
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#endif
+}
+
+#define SL__ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SL__SIPROUND do { \
+    v0 += v1; v1 = SL__ROTL(v1, 13); v1 ^= v0; v0 = SL__ROTL(v0, 32); \
+    v2 += v3; v3 = SL__ROTL(v3, 16); v3 ^= v2; \
+    v0 += v3; v3 = SL__ROTL(v3, 21); v3 ^= v0; \
+    v2 += v1; v1 = SL__ROTL(v1, 17); v1 ^= v2; v2 = SL__ROTL(v2, 32); } while (0)
+
+static uint64_t sl__hash(const void *data, size_t n, uint64_t k0, uint64_t k1) {
+    const unsigned char *p = (const unsigned char *)data;
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+    uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+    uint64_t m, b = (uint64_t)n << 56;
+    size_t i, left = n & 7;
+    for (i = 0; i + 8 <= n; i += 8) {
+        m = sl__le64(p + i);
+        v3 ^= m; SL__SIPROUND; v0 ^= m;
+    }
+    switch (left) {
+    case 7: b |= (uint64_t)p[i + 6] << 48; /* fall through */
+    case 6: b |= (uint64_t)p[i + 5] << 40; /* fall through */
+    case 5: b |= (uint64_t)p[i + 4] << 32; /* fall through */
+    case 4: b |= (uint64_t)p[i + 3] << 24; /* fall through */
+    case 3: b |= (uint64_t)p[i + 2] << 16; /* fall through */
+    case 2: b |= (uint64_t)p[i + 1] << 8;  /* fall through */
+    case 1: b |= (uint64_t)p[i]; break;
+    default: break;
+    }
+    v3 ^= b; SL__SIPROUND; v0 ^= b;
+    v2 ^= 0xff;
+    SL__SIPROUND; SL__SIPROUND; SL__SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* ---- 3b. the table: linear probing, load <= 1/2, slots hold a hash tag and an index into an
+   array whose elements start with {const char *name; size_t len;} (safeload_tensor,
+   safeload_kv and the model's refs all do). ---- */
+
+typedef struct sl__keys {
+    const unsigned char *base;
+    size_t stride;
+} sl__keys;
+
+SL__INLINE void sl__key_at(sl__keys k, size_t i, const char **s, size_t *n) {
+    const unsigned char *e = k.base + i * k.stride;
+    memcpy(s, e, sizeof *s);
+    memcpy(n, e + sizeof(const char *), sizeof *n);
+}
+
+static int sl__table_init(sl__table *t, size_t n, const safeload_allocator *a) {
+    size_t cap = 16;
+    while (cap < n * 2 + 2) {
+        if (cap > SIZE_MAX / 4 / sizeof(uint64_t)) return 0;
+        cap *= 2;
+    }
+    t->slots = (uint64_t *)sl__calloc(a, cap, sizeof(uint64_t));
+    t->mask = cap - 1;
+    return t->slots != NULL;
+}
+
+static void sl__table_free(sl__table *t, const safeload_allocator *a) {
+    sl__free(a, t->slots);
+    t->slots = NULL;
+    t->mask = 0;
+}
+
+/* Index of name, or -1. */
+static int64_t sl__table_find(const sl__table *t, sl__keys k, const char *name, size_t len,
+                              uint64_t h) {
+    size_t i;
+    uint64_t tag = h >> 32;
+    if (!t->slots) return -1;
+    for (i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
+        uint64_t s = t->slots[i];
+        const char *kn;
+        size_t kl, idx;
+        if (!s) return -1;
+        if ((s >> 32) != tag) continue;
+        idx = (size_t)(s & 0xFFFFFFFFu) - 1;
+        sl__key_at(k, idx, &kn, &kl);
+        if (kl == len && memcmp(kn, name, len) == 0) return (int64_t)idx;
+    }
+}
+
+/* Inserts idx unless the name is present: returns -1 when inserted, else the existing index. */
+static int64_t sl__table_insert(sl__table *t, sl__keys k, size_t idx, uint64_t h) {
+    size_t i;
+    uint64_t tag = h >> 32;
+    const char *name;
+    size_t len;
+    sl__key_at(k, idx, &name, &len);
+    for (i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
+        uint64_t s = t->slots[i];
+        if (!s) { t->slots[i] = tag << 32 | (uint64_t)(idx + 1); return -1; }
+        if ((s >> 32) == tag) {
+            const char *kn;
+            size_t kl, other = (size_t)(s & 0xFFFFFFFFu) - 1;
+            sl__key_at(k, other, &kn, &kl);
+            if (kl == len && memcmp(kn, name, len) == 0) return (int64_t)other;
+        }
+    }
+}
+
+/* Builds a table over n keys; *dup receives the first index (in array order) whose name
+   repeats an earlier one, or -1. */
+static int sl__table_build(sl__table *t, sl__keys k, size_t n, uint64_t k0, uint64_t k1,
+                           const safeload_allocator *a, int64_t *dup) {
+    size_t i;
+    *dup = -1;
+    if (!sl__table_init(t, n, a)) return 0;
+    for (i = 0; i < n; i++) {
+        const char *s;
+        size_t len;
+        sl__key_at(k, i, &s, &len);
+        if (sl__table_insert(t, k, i, sl__hash(s, len, k0, k1)) >= 0) { *dup = (int64_t)i; break; }
+    }
+    return 1;
+}
+
+#define SL__KEYS(arr, type) sl__keys_make((const void *)(arr), sizeof(type))
+SL__INLINE sl__keys sl__keys_make(const void *base, size_t stride) {
+    sl__keys k;
+    k.base = (const unsigned char *)base;
+    k.stride = stride;
+    return k;
+}
+
+/* ---- 3c. opening a file: read the header, parse, check, sort, index ---- */
+
+static void sl__file_free(safeload_file *f) {
+    safeload_allocator a;
+    if (!f) return;
+    a = f->alloc;
+    if (f->map) sl__os_unmap((void *)f->map, f->src.size, f->map_handle);
+    if (f->src.kind == SL__SRC_FILE) sl__os_close(f->src.fd);
+    if (f->src.kind == SL__SRC_READER && f->src.reader.close) f->src.reader.close(f->src.reader.user);
+    if (f->map_lock_ok) sl__mutex_destroy(&f->map_lock);
+    sl__table_free(&f->names, &a);
+    sl__table_free(&f->meta_names, &a);
+    sl__free(&a, f->tensors);
+    sl__free(&a, f->dims);
+    sl__free(&a, f->meta);
+    sl__free(&a, f->header);
+    sl__free(&a, f->path);
+    sl__free(&a, f);
+}
+
+static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
+    sl__jp j;
+    safeload_result r;
+    unsigned char len8[8];
+    uint64_t n, data_len = 0;
+    size_t i;
+    uint32_t *order = NULL, *tmp = NULL;
+    uint64_t *hashes = NULL;
+    int64_t dup;
+    const safeload_allocator *a = &f->alloc;
+    const char *path = f->path;
+
+    /* 1-3: sizes, in the reference's order */
+    if (f->src.size < 8)
+        return sl__fail(err, SAFELOAD_HEADER_TOO_SMALL, path, 0, NULL, 0,
+                        "the file is %llu bytes; the header length alone needs 8",
+                        (sl__ull)f->src.size);
+    if ((r = sl__source_read(&f->src, path, 0, len8, 8, err, NULL)) != SAFELOAD_OK) return r;
+    n = sl__le64(len8);
+    if (n > SL__MAX_HEADER)
+        return sl__fail(err, SAFELOAD_HEADER_TOO_LARGE, path, 0, NULL, 0,
+                        "header length %llu exceeds the limit of 100000000 bytes", (sl__ull)n);
+    if (8 + n > f->src.size)
+        return sl__fail(err, SAFELOAD_INVALID_HEADER_LENGTH, path, 0, NULL, 0,
+                        "header length %llu runs past the end of the %llu-byte file",
+                        (sl__ull)n, (sl__ull)f->src.size);
+    f->header_len = n;
+    f->data_offset = 8 + n;
+    f->header = (unsigned char *)sl__malloc(a, (size_t)n + SL__PAD);
+    if (!f->header) return SL__OOM(err, path);
+    memset(f->header + n, 0, SL__PAD);
+    if ((r = sl__source_read(&f->src, path, 8, f->header, (size_t)n, err, NULL)) != SAFELOAD_OK)
+        return r;
+
+    /* 4: UTF-8 over all N bytes */
+    i = sl__utf8_valid_up_to(f->header, (size_t)n);
+    if (i != n)
+        return sl__fail(err, SAFELOAD_INVALID_UTF8, path, 8 + (uint64_t)i, NULL, 0,
+                        "invalid UTF-8 sequence at byte %llu", (sl__ull)(8 + i));
+
+    /* 5: JSON */
+    memset(&j, 0, sizeof j);
+    j.start = f->header;
+    j.end = f->header + n;
+    j.path = path;
+    j.err = err;
+    j.alloc = a;
+    /* a tensor entry takes >= 48 header bytes: size the arrays once for typical headers */
+    sl__grow(a, (void **)&j.ents, &j.cap_ents, (size_t)(n / 64) + 4, sizeof(sl__entry));
+    sl__grow(a, (void **)&j.dims, &j.cap_dims, (size_t)(n / 32) + 8, sizeof(uint64_t));
+    r = sl__jheader(&j);
+    f->dims = j.dims;
+    f->meta = j.meta;
+    f->meta_count = j.n_meta;
+    f->has_meta = j.has_meta;
+    if (r != SAFELOAD_OK) goto done;
+
+    /* 6 (stricter than the reference): duplicate metadata keys, NUL in names, duplicate
+       names — after the JSON parsed, before offsets */
+    if (!sl__table_build(&f->meta_names, SL__KEYS(f->meta, safeload_kv), f->meta_count, f->k0,
+                         f->k1, a, &dup)) { r = SL__OOM(err, path); goto done; }
+    if (dup >= 0) {
+        const safeload_kv *kv = &f->meta[dup];
+        r = sl__fail(err, SAFELOAD_DUPLICATE_KEY, path, 8 + (uint64_t)j.meta_pos[dup], kv->key,
+                     kv->key_len, "metadata key appears twice");
+        goto done;
+    }
+    hashes = (uint64_t *)sl__malloc(a, (j.n_ents + 1) * sizeof(uint64_t));
+    if (!hashes || !sl__table_init(&f->names, j.n_ents, a)) { r = SL__OOM(err, path); goto done; }
+    for (i = 0; i < j.n_ents; i++) hashes[i] = sl__hash(j.ents[i].name, j.ents[i].name_len,
+                                                        f->k0, f->k1);
+    for (i = 0; i < j.n_ents; i++) {
+        sl__entry *e = &j.ents[i];
+        /* the table is bigger than the caches: fetch slots a few inserts ahead */
+        if (i + 8 < j.n_ents) SL__PREFETCH(&f->names.slots[hashes[i + 8] & f->names.mask]);
+        if (e->index) {
+            r = sl__fail(err, SAFELOAD_INVALID_NAME, path, e->header_offset, e->name,
+                         e->name_len, "tensor name contains \\u0000");
+            goto done;
+        }
+        if (sl__table_insert(&f->names, SL__KEYS(j.ents, sl__entry), i, hashes[i]) >= 0) {
+            r = sl__fail(err, SAFELOAD_DUPLICATE_KEY, path, e->header_offset, e->name,
+                         e->name_len, "tensor name appears twice");
+            goto done;
+        }
+    }
+
+    /* 7: offset order, then the per-tensor checks */
+    for (i = 1; i < j.n_ents; i++)
+        if (sl__entry_less(j.ents, (uint32_t)i, (uint32_t)(i - 1))) break;
+    if (i < j.n_ents) {
+        order = (uint32_t *)sl__malloc(a, j.n_ents * sizeof(uint32_t));
+        tmp = (uint32_t *)sl__malloc(a, j.n_ents * sizeof(uint32_t));
+        if (!order || !tmp) { r = SL__OOM(err, path); goto done; }
+        for (i = 0; i < j.n_ents; i++) order[i] = (uint32_t)i;
+        sl__sort_entries(j.ents, order, tmp, j.n_ents);
+    }
+    if ((r = sl__validate(&j, order, j.n_ents, &data_len)) != SAFELOAD_OK) goto done;
+
+    /* 8: the data section ends exactly at the end of the file */
+    if (data_len > UINT64_MAX - f->data_offset || f->data_offset + data_len != f->src.size) {
+        uint64_t want = data_len > UINT64_MAX - f->data_offset ? UINT64_MAX
+                                                               : f->data_offset + data_len;
+        r = sl__fail(err, SAFELOAD_INCOMPLETE_BUFFER, path,
+                     want < f->src.size ? want : f->src.size, NULL, 0,
+                     want < f->src.size ? "%llu bytes follow the end of the data section "
+                                          "(the tensors end at byte %llu)"
+                                        : "the file is %llu bytes short: the tensors end at "
+                                          "byte %llu",
+                     (sl__ull)(want < f->src.size ? f->src.size - want
+                               : (want == UINT64_MAX ? 0 : want - f->src.size)),
+                     (sl__ull)want);
+        goto done;
+    }
+    f->data_size = data_len;
+
+    /* the public array in offset order: usually the header order already, else permuted */
+    if (order) {
+        safeload_tensor *sorted = (safeload_tensor *)sl__malloc(a, j.n_ents * sizeof *sorted);
+        if (!sorted) { r = SL__OOM(err, path); goto done; }
+        for (i = 0; i < j.n_ents; i++) sorted[i] = j.ents[order[i]];
+        sl__free(a, j.ents);
+        j.ents = sorted;
+        /* inverse permutation, then re-point each slot from header order to offset order */
+        for (i = 0; i < j.n_ents; i++) tmp[order[i]] = (uint32_t)i;
+        for (i = 0; i <= f->names.mask; i++) {
+            uint64_t s = f->names.slots[i];
+            if (s) f->names.slots[i] = (s & 0xFFFFFFFF00000000ULL) |
+                                       (uint64_t)(tmp[(s & 0xFFFFFFFFu) - 1] + 1);
+        }
+    }
+    for (i = 0; i < j.n_ents; i++) {
+        safeload_tensor *t = &j.ents[i];
+        uint64_t at = t->numel;
+        uint32_t k;
+        t->shape = t->rank ? &f->dims[at] : NULL;
+        t->numel = 1;
+        for (k = 0; k < t->rank; k++) t->numel *= f->dims[at + k];
+        t->nbytes = t->end - t->begin;
+        t->file_offset = f->data_offset + t->begin;
+        t->index = i;
+    }
+    f->tensors = j.ents;
+    f->count = j.n_ents;
+    j.ents = NULL;
+    r = SAFELOAD_OK;
+done:
+    sl__free(a, hashes);
+    sl__free(a, order);
+    sl__free(a, tmp);
+    sl__free(a, j.ents);
+    sl__free(a, j.meta_pos);
+    return r;
+}
+
+static safeload_result sl__file_new(safeload_file **out, const char *label,
+                                    const safeload_open_desc *desc, safeload_error *err,
+                                    safeload_file **fp) {
+    safeload_allocator a;
+    safeload_file *f;
+    size_t n = strlen(label);
+    memset(&a, 0, sizeof a);
+    sl__clear_error(err);
+    if (!out) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, label, SAFELOAD_NO_OFFSET, NULL,
+                              0, "out is NULL");
+    *out = NULL;
+    if (desc) a = desc->allocator;
+    if (!sl__allocator_ok(&a))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, label, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "an allocator needs both alloc and free");
+    f = (safeload_file *)sl__calloc(&a, 1, sizeof *f);
+    if (!f) return SL__OOM(err, label);
+    f->alloc = a;
+    f->src.fd = SL__NO_FILE;
+    f->path = (char *)sl__malloc(&a, n + 1);
+    if (!f->path) { sl__free(&a, f); return SL__OOM(err, label); }
+    memcpy(f->path, label, n + 1);
+    f->k0 = desc && desc->hash_seed ? desc->hash_seed : sl__entropy(f);
+    f->k1 = sl__entropy(&f->k0) ^ 0x5bd1e995u;
+    if (desc && desc->hash_seed) f->k1 = desc->hash_seed * 0x9E3779B97F4A7C15ULL + 1;
+    f->map_lock_ok = sl__mutex_init(&f->map_lock) == 0;
+    *fp = f;
+    return SAFELOAD_OK;
+}
+
+static safeload_result sl__file_finish(safeload_file **out, safeload_file *f,
+                                       safeload_error *err) {
+    safeload_result r = sl__parse(f, err);
+    if (r != SAFELOAD_OK) { sl__file_free(f); return r; }
+    *out = f;
+    return SAFELOAD_OK;
+}
+
+SL__DEF safeload_result safeload_open(safeload_file **out, const char *path,
+                                      const safeload_open_desc *desc, safeload_error *err) {
+    safeload_file *f;
+    safeload_result r;
+    int e;
+    if (!path) {
+        sl__clear_error(err);
+        if (out) *out = NULL;
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "path is NULL");
+    }
+    if ((r = sl__file_new(out, path, desc, err, &f)) != SAFELOAD_OK) return r;
+    f->src.kind = SL__SRC_FILE;
+    e = sl__os_open(path, 0, &f->alloc, &f->src.fd, &f->src.size);
+    if (e) {
+        sl__file_free(f);
+        return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "cannot open: %s (error %d)",
+                        e == 2 ? "no such file" : e == 13 ? "permission denied"
+                        : e == 21 ? "is a directory" : "open failed", e);
+    }
+    return sl__file_finish(out, f, err);
+}
+
+SL__DEF safeload_result safeload_open_memory(safeload_file **out, const void *data, size_t size,
+                                             const safeload_open_desc *desc,
+                                             safeload_error *err) {
+    safeload_file *f;
+    safeload_result r;
+    if ((r = sl__file_new(out, "<memory>", desc, err, &f)) != SAFELOAD_OK) return r;
+    if (!data && size) {
+        sl__file_free(f);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "<memory>", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "data is NULL");
+    }
+    f->src.kind = SL__SRC_MEMORY;
+    f->src.mem = (const unsigned char *)data;
+    f->src.size = size;
+    return sl__file_finish(out, f, err);
+}
+
+SL__DEF safeload_result safeload_open_reader(safeload_file **out, const safeload_reader *reader,
+                                             const safeload_open_desc *desc,
+                                             safeload_error *err) {
+    safeload_file *f;
+    safeload_result r;
+    const char *label = reader && reader->name ? reader->name : "<reader>";
+    if ((r = sl__file_new(out, label, desc, err, &f)) != SAFELOAD_OK) return r;
+    if (!reader || !reader->read) {
+        sl__file_free(f);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, label, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "reader or reader->read is NULL");
+    }
+    f->src.kind = SL__SRC_READER;
+    f->src.reader = *reader;
+    f->src.size = reader->size;
+    r = sl__file_finish(out, f, err);
+    return r;
+}
+
+SL__DEF void safeload_close(safeload_file *f) { sl__file_free(f); }
+
+SL__DEF const char *safeload_file_path(const safeload_file *f) { return f ? f->path : NULL; }
+SL__DEF uint64_t safeload_file_size(const safeload_file *f) { return f ? f->src.size : 0; }
+SL__DEF uint64_t safeload_header_size(const safeload_file *f) { return f ? f->header_len : 0; }
+SL__DEF uint64_t safeload_data_offset(const safeload_file *f) { return f ? f->data_offset : 0; }
+SL__DEF uint64_t safeload_data_size(const safeload_file *f) { return f ? f->data_size : 0; }
+SL__DEF size_t safeload_tensor_count(const safeload_file *f) { return f ? f->count : 0; }
+
+SL__DEF const safeload_tensor *safeload_tensor_at(const safeload_file *f, size_t i) {
+    return f && i < f->count ? &f->tensors[i] : NULL;
+}
+
+SL__DEF const safeload_tensor *safeload_find_n(const safeload_file *f, const char *name,
+                                               size_t len) {
+    int64_t i;
+    if (!f || !name) return NULL;
+    i = sl__table_find(&f->names, SL__KEYS(f->tensors, safeload_tensor), name, len,
+                       sl__hash(name, len, f->k0, f->k1));
+    return i < 0 ? NULL : &f->tensors[i];
+}
+
+SL__DEF const safeload_tensor *safeload_find(const safeload_file *f, const char *name) {
+    return name ? safeload_find_n(f, name, strlen(name)) : NULL;
+}
+
+SL__DEF int safeload_has_metadata(const safeload_file *f) { return f ? f->has_meta : 0; }
+SL__DEF size_t safeload_metadata_count(const safeload_file *f) { return f ? f->meta_count : 0; }
+
+SL__DEF const safeload_kv *safeload_metadata_at(const safeload_file *f, size_t i) {
+    return f && i < f->meta_count ? &f->meta[i] : NULL;
+}
+
+SL__DEF const safeload_kv *safeload_metadata_find(const safeload_file *f, const char *key) {
+    int64_t i;
+    size_t len;
+    if (!f || !key) return NULL;
+    len = strlen(key);
+    i = sl__table_find(&f->meta_names, SL__KEYS(f->meta, safeload_kv), key, len,
+                       sl__hash(key, len, f->k0, f->k1));
+    return i < 0 ? NULL : &f->meta[i];
+}
+
+/* Is t one of f's tensors? (callers pass pointers back in) */
+static int sl__owns(const safeload_file *f, const safeload_tensor *t) {
+    return f && t && t >= f->tensors && t < f->tensors + f->count;
+}
+
+SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_tensor *t,
+                                      void *dst, size_t dst_size, safeload_error *err) {
+    sl__clear_error(err);
+    if (!sl__owns(f, t) || (!dst && t->nbytes))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f ? f->path : "", SAFELOAD_NO_OFFSET,
+                        NULL, 0, "tensor does not belong to this file, or dst is NULL");
+    if (dst_size < t->nbytes)
+        return sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, f->path, t->file_offset, t->name,
+                        t->name_len, "needs %llu bytes, the buffer has %llu",
+                        (sl__ull)t->nbytes, (sl__ull)dst_size);
+    if ((uint64_t)(size_t)t->nbytes != t->nbytes)
+        return sl__fail(err, SAFELOAD_OVERFLOW, f->path, t->file_offset, t->name, t->name_len,
+                        "tensor is larger than this platform's address space");
+    return sl__source_read(&f->src, f->path, t->file_offset, dst, (size_t)t->nbytes, err, NULL);
+}
+
+/* The mapping is created once, under the file's lock, and lives until close. */
+static safeload_result sl__file_map(safeload_file *f, safeload_error *err) {
+    safeload_result r = SAFELOAD_OK;
+    if (f->src.kind != SL__SRC_FILE) return SAFELOAD_OK;
+    if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
+    if (!f->map && f->src.size) {
+        f->map = (const unsigned char *)sl__os_map(f->src.fd, f->src.size, &f->map_handle);
+        if (!f->map)
+            r = sl__fail(err, SAFELOAD_IO_ERROR, f->path, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "cannot map the file (%llu bytes)", (sl__ull)f->src.size);
+    }
+    if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
+    return r;
+}
+
+SL__DEF safeload_result safeload_view(safeload_file *f, const safeload_tensor *t,
+                                      const void **data, size_t *alignment,
+                                      safeload_error *err) {
+    safeload_result r;
+    const unsigned char *base;
+    uintptr_t addr;
+    size_t al = 4096;
+    sl__clear_error(err);
+    if (!sl__owns(f, t) || !data)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f ? f->path : "", SAFELOAD_NO_OFFSET,
+                        NULL, 0, "tensor does not belong to this file, or data is NULL");
+    if (f->src.kind == SL__SRC_READER)
+        return sl__fail(err, SAFELOAD_UNSUPPORTED, f->path, SAFELOAD_NO_OFFSET, t->name,
+                        t->name_len, "reader sources cannot be viewed");
+    if ((r = sl__file_map(f, err)) != SAFELOAD_OK) return r;
+    base = f->src.kind == SL__SRC_MEMORY ? f->src.mem : f->map;
+    *data = base ? base + t->file_offset : NULL;
+    addr = (uintptr_t)*data;
+    while (al > 1 && (addr & (al - 1))) al >>= 1;
+    if (alignment) *alignment = al;
+    return SAFELOAD_OK;
+}
+
+/* ---- 3d. key reports: missing and unexpected names in O(expected + tensors) ---- */
+
+/* The names a report is computed over: one file, or a model's merged table. */
+typedef struct sl__nameset {
+    sl__table *table;
+    sl__keys keys;
+    size_t count;
+    uint64_t k0, k1;
+    const safeload_allocator *alloc;
+} sl__nameset;
+
+static safeload_result sl__check_keys(const sl__nameset *ns, const char *const *expected,
+                                      size_t n, safeload_key_report *rep,
+                                      safeload_error *err) {
+    const safeload_allocator *a = ns->alloc;
+    unsigned char *seen;
+    sl__table dedup;
+    size_t i;
+    memset(rep, 0, sizeof *rep);
+    rep->allocator_ = *a;
+    if (n && !expected)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "expected is NULL");
+    seen = (unsigned char *)sl__calloc(a, ns->count + 1, 1);
+    rep->missing = (const char **)sl__malloc(a, (n + 1) * sizeof(char *));
+    rep->unexpected = (const char **)sl__malloc(a, (ns->count + 1) * sizeof(char *));
+    memset(&dedup, 0, sizeof dedup);
+    if (!seen || !rep->missing || !rep->unexpected || !sl__table_init(&dedup, n, a)) {
+        sl__free(a, seen);
+        sl__table_free(&dedup, a);
+        safeload_key_report_free(rep);
+        return SL__OOM(err, "");
+    }
+    for (i = 0; i < n; i++) {
+        const char *s = expected[i] ? expected[i] : "";
+        size_t len = strlen(s);
+        uint64_t h = sl__hash(s, len, ns->k0, ns->k1);
+        int64_t at = sl__table_find(ns->table, ns->keys, s, len, h);
+        if (at >= 0) { seen[at] = 1; continue; }
+        /* dedup missing names: the table's keys are the expected strings themselves */
+        {
+            size_t slot;
+            int dup = 0;
+            for (slot = (size_t)h & dedup.mask; dedup.slots[slot]; slot = (slot + 1) & dedup.mask) {
+                uint64_t v = dedup.slots[slot];
+                const char *o = expected[(v & 0xFFFFFFFFu) - 1];
+                if ((v >> 32) == (h >> 32) && strcmp(o ? o : "", s) == 0) { dup = 1; break; }
+            }
+            if (dup) continue;
+            dedup.slots[slot] = (h >> 32) << 32 | (uint64_t)(i + 1);
+        }
+        rep->missing[rep->missing_count++] = expected[i];
+    }
+    for (i = 0; i < ns->count; i++) {
+        if (!seen[i]) {
+            const char *s;
+            size_t len;
+            sl__key_at(ns->keys, i, &s, &len);
+            rep->unexpected[rep->unexpected_count++] = s;
+        }
+    }
+    sl__free(a, seen);
+    sl__table_free(&dedup, a);
+    return SAFELOAD_OK;
+}
+
+SL__DEF safeload_result safeload_check_keys(const safeload_file *f, const char *const *expected,
+                                            size_t count, safeload_key_report *report,
+                                            safeload_error *err) {
+    sl__nameset ns;
+    sl__clear_error(err);
+    if (!f || !report)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "file or report is NULL");
+    ns.table = (sl__table *)&f->names;
+    ns.keys = SL__KEYS(f->tensors, safeload_tensor);
+    ns.count = f->count;
+    ns.k0 = f->k0;
+    ns.k1 = f->k1;
+    ns.alloc = &f->alloc;
+    return sl__check_keys(&ns, expected, count, report, err);
+}
+
+SL__DEF void safeload_key_report_free(safeload_key_report *r) {
+    if (!r) return;
+    sl__free(&r->allocator_, (void *)r->missing);
+    sl__free(&r->allocator_, (void *)r->unexpected);
+    r->missing = r->unexpected = NULL;
+    r->missing_count = r->unexpected_count = 0;
+}
+
 /* =============================================================================================
    4. CAST KERNELS
    ========================================================================================== */
@@ -623,7 +2530,438 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 
 /* @@SECTION 5: LOAD ENGINE @@ */
 /* @@SECTION 6: DEVICE HOOKS @@ */
-/* @@SECTION 7: WRITER @@ */
+/* =============================================================================================
+   7. WRITER: the reference's byte layout, written atomically
+   ========================================================================================== */
+
+typedef struct sl__buf {
+    char *p;
+    size_t n, cap;
+    const safeload_allocator *a;
+    int oom;
+} sl__buf;
+
+static void sl__put(sl__buf *b, const void *s, size_t n) {
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap && !sl__grow(b->a, (void **)&b->p, &b->cap, b->n + n + 1, 1)) {
+        b->oom = 1;
+        return;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+static void sl__put_u64(sl__buf *b, uint64_t v) {
+    char tmp[24];
+    int i = 24;
+    do { tmp[--i] = (char)('0' + v % 10); v /= 10; } while (v);
+    sl__put(b, tmp + i, (size_t)(24 - i));
+}
+
+/* serde_json's string escaping: \" \\ \b \f \n \r \t, other controls as \u00xx (lowercase),
+   everything else raw. */
+static void sl__put_json_string(sl__buf *b, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    size_t i, run = 0;
+    sl__put(b, "\"", 1);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char u[6];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        sl__put(b, s + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        default:
+            u[0] = '\\'; u[1] = 'u'; u[2] = '0'; u[3] = '0';
+            u[4] = hex[c >> 4]; u[5] = hex[c & 15];
+            sl__put(b, u, 6);
+            continue;
+        }
+        sl__put(b, esc, 2);
+    }
+    sl__put(b, s + run, n - run);
+    sl__put(b, "\"", 1);
+}
+
+/* Bytewise order, shorter first: Rust's String order. */
+static int sl__name_cmp(const char *a, size_t an, const char *b, size_t bn) {
+    int c = memcmp(a, b, SL__MIN(an, bn));
+    return c ? c : (an < bn ? -1 : an > bn ? 1 : 0);
+}
+
+typedef struct sl__save_item {
+    const char *name;           /* name, len first (key table) */
+    size_t len;
+    const safeload_save_tensor *t;
+} sl__save_item;
+
+static int sl__save_less(const sl__save_item *x, const sl__save_item *y) {
+    if (x->t->dtype != y->t->dtype) return x->t->dtype > y->t->dtype;
+    return sl__name_cmp(x->name, x->len, y->name, y->len) < 0;
+}
+
+static int sl__kv_less(const safeload_kv *x, const safeload_kv *y) {
+    return sl__name_cmp(x->key, x->key_len, y->key, y->key_len) < 0;
+}
+
+/* Small stable merge sorts (the writer is not hot; n log n is the point). */
+#define SL__DEFINE_MSORT(fname, T, less) \
+static void fname(T *v, T *tmp, size_t n) { \
+    size_t w, i; \
+    for (w = 1; w < n; w *= 2) { \
+        for (i = 0; i < n; i += 2 * w) { \
+            size_t lo = i, mid = SL__MIN(i + w, n), hi = SL__MIN(i + 2 * w, n), a = lo, b = mid, k = lo; \
+            while (a < mid && b < hi) tmp[k++] = less(&v[b], &v[a]) ? v[b++] : v[a++]; \
+            while (a < mid) tmp[k++] = v[a++]; \
+            while (b < hi) tmp[k++] = v[b++]; \
+        } \
+        memcpy(v, tmp, n * sizeof(T)); \
+    } \
+}
+SL__DEFINE_MSORT(sl__sort_save, sl__save_item, sl__save_less)
+SL__DEFINE_MSORT(sl__sort_kv, safeload_kv, sl__kv_less)
+
+typedef struct sl__plan {
+    sl__buf head;               /* 8-byte length + padded JSON */
+    sl__save_item *items;
+    size_t count;
+    uint64_t data_size;
+    safeload_allocator alloc;
+} sl__plan;
+
+static void sl__plan_free(sl__plan *p) {
+    sl__free(&p->alloc, p->head.p);
+    sl__free(&p->alloc, p->items);
+    p->head.p = NULL;
+    p->items = NULL;
+}
+
+/* Validates the tensors as the reference's writer does and lays out the header. */
+static safeload_result sl__plan_make(sl__plan *pl, const char *path,
+                                     const safeload_save_tensor *ts, size_t n,
+                                     const safeload_save_desc *desc, safeload_error *err) {
+    size_t i, m = desc ? desc->metadata_count : 0;
+    safeload_kv *kvs = NULL, *kvtmp = NULL;
+    sl__save_item *tmp = NULL;
+    sl__table tab;
+    int64_t dup;
+    uint64_t off = 0, len;
+    safeload_result r = SAFELOAD_OK;
+    memset(pl, 0, sizeof *pl);
+    memset(&tab, 0, sizeof tab);
+    if (desc) pl->alloc = desc->allocator;
+    pl->head.a = &pl->alloc;
+    if (!sl__allocator_ok(&pl->alloc))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "an allocator needs both alloc and free");
+    if ((n && !ts) || (m && !desc->metadata))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "tensors or metadata is NULL");
+    pl->items = (sl__save_item *)sl__malloc(&pl->alloc, (n + 1) * sizeof *pl->items);
+    tmp = (sl__save_item *)sl__malloc(&pl->alloc, (n + 1) * sizeof *tmp);
+    if (!pl->items || !tmp) { r = SL__OOM(err, path); goto done; }
+    pl->count = n;
+    for (i = 0; i < n; i++) {
+        const safeload_save_tensor *t = &ts[i];
+        uint64_t numel = 1, bits;
+        uint32_t k;
+        if (!t->name || (unsigned)t->dtype == 0 || (unsigned)t->dtype >= SAFELOAD_DTYPE_COUNT ||
+            (t->rank && !t->shape) || (t->nbytes && !t->data)) {
+            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, t->name,
+                         t->name ? strlen(t->name) : 0,
+                         "tensor %llu: NULL name, shape or data, or an unknown dtype",
+                         (sl__ull)i);
+            goto done;
+        }
+        pl->items[i].name = t->name;
+        pl->items[i].len = strlen(t->name);
+        pl->items[i].t = t;
+        bits = sl__dtype_bits[t->dtype];
+        for (k = 0; k < t->rank; k++) {
+            if (t->shape[k] && numel > UINT64_MAX / t->shape[k]) {
+                r = sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, t->name,
+                             strlen(t->name), "the element count overflows 64 bits");
+                goto done;
+            }
+            numel *= t->shape[k];
+        }
+        if (numel > UINT64_MAX / bits) {
+            r = sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, t->name,
+                         strlen(t->name), "the size in bits overflows 64 bits");
+            goto done;
+        }
+        if ((numel * bits) % 8) {
+            r = sl__fail(err, SAFELOAD_MISALIGNED_SUBBYTE, path, SAFELOAD_NO_OFFSET, t->name,
+                         strlen(t->name), "not a whole number of bytes");
+            goto done;
+        }
+        if (numel * bits / 8 != t->nbytes) {
+            r = sl__fail(err, SAFELOAD_SIZE_MISMATCH, path, SAFELOAD_NO_OFFSET, t->name,
+                         strlen(t->name), "nbytes is %llu, shape and dtype need %llu",
+                         (sl__ull)t->nbytes, (sl__ull)(numel * bits / 8));
+            goto done;
+        }
+    }
+    if (!sl__table_build(&tab, SL__KEYS(pl->items, sl__save_item), n, 0x736166656c6f6164ULL,
+                         (uint64_t)(uintptr_t)pl, &pl->alloc, &dup)) {
+        r = SL__OOM(err, path);
+        goto done;
+    }
+    if (dup >= 0) {
+        r = sl__fail(err, SAFELOAD_DUPLICATE_KEY, path, SAFELOAD_NO_OFFSET, pl->items[dup].name,
+                     pl->items[dup].len, "tensor name appears twice");
+        goto done;
+    }
+    sl__sort_save(pl->items, tmp, n);
+
+    if (m) {
+        kvs = (safeload_kv *)sl__malloc(&pl->alloc, m * sizeof *kvs);
+        kvtmp = (safeload_kv *)sl__malloc(&pl->alloc, m * sizeof *kvtmp);
+        if (!kvs || !kvtmp) { r = SL__OOM(err, path); goto done; }
+        for (i = 0; i < m; i++) {
+            kvs[i] = desc->metadata[i];
+            if (!kvs[i].key || !kvs[i].value) {
+                r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                             "metadata entry %llu has a NULL key or value", (sl__ull)i);
+                goto done;
+            }
+        }
+        sl__sort_kv(kvs, kvtmp, m);
+        for (i = 1; i < m; i++)
+            if (sl__name_cmp(kvs[i].key, kvs[i].key_len, kvs[i - 1].key, kvs[i - 1].key_len) == 0) {
+                r = sl__fail(err, SAFELOAD_DUPLICATE_KEY, path, SAFELOAD_NO_OFFSET, kvs[i].key,
+                             kvs[i].key_len, "metadata key appears twice");
+                goto done;
+            }
+    }
+
+    sl__put(&pl->head, "\0\0\0\0\0\0\0\0{", 9);
+    if (m || (desc && (desc->flags & SAFELOAD_SAVE_EMPTY_METADATA))) {
+        sl__put(&pl->head, "\"__metadata__\":{", 16);
+        for (i = 0; i < m; i++) {
+            if (i) sl__put(&pl->head, ",", 1);
+            sl__put_json_string(&pl->head, kvs[i].key, kvs[i].key_len);
+            sl__put(&pl->head, ":", 1);
+            sl__put_json_string(&pl->head, kvs[i].value, kvs[i].value_len);
+        }
+        sl__put(&pl->head, "}", 1);
+        if (n) sl__put(&pl->head, ",", 1);
+    }
+    for (i = 0; i < n; i++) {
+        const safeload_save_tensor *t = pl->items[i].t;
+        uint32_t k;
+        if (i) sl__put(&pl->head, ",", 1);
+        sl__put_json_string(&pl->head, pl->items[i].name, pl->items[i].len);
+        sl__put(&pl->head, ":{\"dtype\":\"", 11);
+        sl__put(&pl->head, sl__dtype_names[t->dtype], strlen(sl__dtype_names[t->dtype]));
+        sl__put(&pl->head, "\",\"shape\":[", 11);
+        for (k = 0; k < t->rank; k++) {
+            if (k) sl__put(&pl->head, ",", 1);
+            sl__put_u64(&pl->head, t->shape[k]);
+        }
+        sl__put(&pl->head, "],\"data_offsets\":[", 18);
+        sl__put_u64(&pl->head, off);
+        sl__put(&pl->head, ",", 1);
+        sl__put_u64(&pl->head, off + t->nbytes);
+        sl__put(&pl->head, "]}", 2);
+        if (t->nbytes > UINT64_MAX - off) {
+            r = sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "the data section overflows 64 bits");
+            goto done;
+        }
+        off += t->nbytes;
+    }
+    sl__put(&pl->head, "}", 1);
+    while ((pl->head.n - 8) % 8) sl__put(&pl->head, " ", 1);
+    if (pl->head.oom) { r = SL__OOM(err, path); goto done; }
+    len = pl->head.n - 8;
+    if (len > SL__MAX_HEADER) {
+        r = sl__fail(err, SAFELOAD_HEADER_TOO_LARGE, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "the header would be %llu bytes, over the limit of 100000000",
+                     (sl__ull)len);
+        goto done;
+    }
+    for (i = 0; i < 8; i++) pl->head.p[i] = (char)(len >> (8 * i) & 0xFF);
+    pl->data_size = off;
+done:
+    sl__table_free(&tab, &pl->alloc);
+    sl__free(&pl->alloc, tmp);
+    sl__free(&pl->alloc, kvs);
+    sl__free(&pl->alloc, kvtmp);
+    if (r != SAFELOAD_OK) sl__plan_free(pl);
+    return r;
+}
+
+SL__DEF void safeload_free(void *p, const safeload_allocator *a) { sl__free(a, p); }
+
+SL__DEF safeload_result safeload_serialize(void **out, size_t *out_size,
+                                           const safeload_save_tensor *ts, size_t n,
+                                           const safeload_save_desc *desc,
+                                           safeload_error *err) {
+    sl__plan pl;
+    safeload_result r;
+    unsigned char *buf;
+    uint64_t total;
+    size_t i, at;
+    sl__clear_error(err);
+    if (!out || !out_size)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "<memory>", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "out or out_size is NULL");
+    *out = NULL;
+    *out_size = 0;
+    if ((r = sl__plan_make(&pl, "<memory>", ts, n, desc, err)) != SAFELOAD_OK) return r;
+    total = (uint64_t)pl.head.n + pl.data_size;
+    if (total < pl.data_size || total > (uint64_t)SIZE_MAX) {
+        sl__plan_free(&pl);
+        return sl__fail(err, SAFELOAD_OVERFLOW, "<memory>", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "%llu bytes do not fit in memory", (sl__ull)total);
+    }
+    buf = (unsigned char *)sl__malloc(&pl.alloc, (size_t)total);
+    if (!buf) { sl__plan_free(&pl); return SL__OOM(err, "<memory>"); }
+    memcpy(buf, pl.head.p, pl.head.n);
+    at = pl.head.n;
+    for (i = 0; i < pl.count; i++) {
+        const safeload_save_tensor *t = pl.items[i].t;
+        if (t->nbytes) memcpy(buf + at, t->data, (size_t)t->nbytes);
+        at += (size_t)t->nbytes;
+    }
+    sl__plan_free(&pl);
+    *out = buf;
+    *out_size = (size_t)total;
+    return SAFELOAD_OK;
+}
+
+/* ---- atomic file writing ---- */
+
+#if defined(SL__WINDOWS)
+typedef HANDLE sl__wfile;
+#else
+typedef int sl__wfile;
+#endif
+
+static int sl__write_all(sl__wfile f, const void *data, uint64_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    while (n) {
+        size_t chunk = (size_t)SL__MIN(n, (uint64_t)SL__READ_MAX);
+#if defined(SL__WINDOWS)
+        DWORD put = 0;
+        if (!WriteFile(f, p, (DWORD)chunk, &put, NULL) || put == 0) return 0;
+#else
+        ssize_t put = write(f, p, chunk);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) return 0;
+#endif
+        p += put;
+        n -= (uint64_t)put;
+    }
+    return 1;
+}
+
+SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tensor *ts,
+                                      size_t n, const safeload_save_desc *desc,
+                                      safeload_error *err) {
+    sl__plan pl;
+    safeload_result r;
+    char *tmp = NULL;
+    size_t plen, i, k;
+    int ok = 0, made = 0;
+    uint64_t salt;
+    sl__buf wb;
+#if defined(SL__WINDOWS)
+    sl__wfile f = INVALID_HANDLE_VALUE;
+    wchar_t *wtmp = NULL, *wpath = NULL;
+#else
+    sl__wfile f = -1;
+#endif
+    sl__clear_error(err);
+    if (!path)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "path is NULL");
+    if ((r = sl__plan_make(&pl, path, ts, n, desc, err)) != SAFELOAD_OK) return r;
+    plen = strlen(path);
+    tmp = (char *)sl__malloc(&pl.alloc, plen + 32);
+    if (!tmp) { sl__plan_free(&pl); return SL__OOM(err, path); }
+    /* a fresh name beside the target, so the final rename stays on one file system */
+    salt = sl__entropy(tmp);
+    for (k = 0; k < 64 && !made; k++) {
+        static const char digits[] = "0123456789abcdefghijklmnopqrstuv";
+        uint64_t x = salt + k * 0x9E3779B97F4A7C15ULL;
+        memcpy(tmp, path, plen);
+        memcpy(tmp + plen, ".tmp-", 5);
+        for (i = 0; i < 12; i++) { tmp[plen + 5 + i] = digits[x & 31]; x >>= 5; }
+        tmp[plen + 17] = 0;
+#if defined(SL__WINDOWS)
+        sl__free(&pl.alloc, wtmp);
+        wtmp = sl__widen(tmp, &pl.alloc);
+        if (!wtmp) break;
+        f = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+        if (f != INVALID_HANDLE_VALUE) made = 1;
+        else if (GetLastError() != ERROR_FILE_EXISTS) break;
+#else
+        f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (f >= 0) made = 1;
+        else if (errno != EEXIST) break;
+#endif
+    }
+    if (!made) {
+        r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "cannot create a temporary file beside the target");
+        goto out;
+    }
+    /* header and small tensors through a 1 MiB buffer; big tensors straight from the caller */
+    memset(&wb, 0, sizeof wb);
+    wb.a = &pl.alloc;
+    ok = sl__write_all(f, pl.head.p, pl.head.n);
+    for (i = 0; ok && i < pl.count; i++) {
+        const safeload_save_tensor *t = pl.items[i].t;
+        if (t->nbytes < 65536) {
+            sl__put(&wb, t->data, (size_t)t->nbytes);
+            if (wb.oom) ok = 0;
+            if (ok && wb.n >= (1u << 20)) { ok = sl__write_all(f, wb.p, wb.n); wb.n = 0; }
+        } else {
+            if (wb.n) { ok = sl__write_all(f, wb.p, wb.n); wb.n = 0; }
+            if (ok) ok = sl__write_all(f, t->data, t->nbytes);
+        }
+    }
+    if (ok && wb.n) ok = sl__write_all(f, wb.p, wb.n);
+    sl__free(&pl.alloc, wb.p);
+#if defined(SL__WINDOWS)
+    if (ok) ok = FlushFileBuffers(f) != 0;
+    ok = (CloseHandle(f) != 0) && ok;
+    f = INVALID_HANDLE_VALUE;
+    if (ok) {
+        wpath = sl__widen(path, &pl.alloc);
+        ok = wpath && MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING |
+                                                  MOVEFILE_WRITE_THROUGH) != 0;
+    }
+    if (!ok) DeleteFileW(wtmp);
+#else
+    if (ok) { while (fsync(f) != 0 && errno == EINTR) {} }
+    ok = (close(f) == 0) && ok;
+    f = -1;
+    if (ok) ok = rename(tmp, path) == 0;
+    if (!ok) unlink(tmp);
+#endif
+    if (!ok)
+        r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "writing or renaming the temporary file failed; the target is untouched");
+out:
+#if defined(SL__WINDOWS)
+    sl__free(&pl.alloc, wtmp);
+    sl__free(&pl.alloc, wpath);
+#endif
+    sl__free(&pl.alloc, tmp);
+    sl__plan_free(&pl);
+    return r;
+}
 
 #endif /* SAFELOAD_IMPLEMENTATION */
 

@@ -1,0 +1,247 @@
+/* safeload - command-line tool for safetensors checkpoints, built on safeload.h.
+
+     safeload inspect PATH [--json]     tensors (name, dtype, shape, size, offset) and metadata
+     safeload verify PATH               validate; exit 0 ok, 1 invalid, 2 usage or I/O error
+     safeload load PATH [options]       load every tensor into memory, report GB/s
+     safeload keys PATH --expect FILE   names missing from / unexpected in the checkpoint
+     safeload sample OUT                write a small built-in checkpoint (for `make demo`)
+
+   PATH is a .safetensors file, a model.safetensors.index.json, or a directory holding one. */
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(_WIN32)
+#  include <windows.h>
+static double now_seconds(void) {
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+}
+#else
+#  include <time.h>
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+#endif
+
+static int usage(void) {
+    fprintf(stderr,
+        "usage:\n"
+        "  safeload inspect PATH [--json]\n"
+        "  safeload verify PATH\n"
+        "  safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct]\n"
+        "                     [--progress] [--checksum]\n"
+        "  safeload keys PATH --expect NAMES_FILE\n"
+        "  safeload sample OUT\n");
+    return 2;
+}
+
+/* error: PATH: ID: message (byte N) */
+static void print_error(const char *path, const safeload_error *e) {
+    fprintf(stderr, "error: %s: %s: %s", e->file[0] ? e->file : path,
+            safeload_result_id(e->code), e->message);
+    if (e->tensor[0]) fprintf(stderr, " [tensor %s]", e->tensor);
+    if (e->offset != SAFELOAD_NO_OFFSET) fprintf(stderr, " (byte %llu)",
+                                                 (unsigned long long)e->offset);
+    fputc('\n', stderr);
+}
+
+/* Errors that mean "could not even look at the file" exit 2, like usage errors. */
+static int is_io(safeload_result r) {
+    return r == SAFELOAD_IO_ERROR || r == SAFELOAD_OUT_OF_MEMORY ||
+           r == SAFELOAD_INVALID_ARGUMENT || r == SAFELOAD_THREAD_ERROR ||
+           r == SAFELOAD_INDEX_SHARD_MISSING;
+}
+
+static void json_string(FILE *o, const char *s, size_t n) {
+    size_t i;
+    fputc('"', o);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': fputs("\\\"", o); break;
+        case '\\': fputs("\\\\", o); break;
+        case '\n': fputs("\\n", o); break;
+        case '\r': fputs("\\r", o); break;
+        case '\t': fputs("\\t", o); break;
+        case '\b': fputs("\\b", o); break;
+        case '\f': fputs("\\f", o); break;
+        default:
+            if (c < 0x20) fprintf(o, "\\u%04x", c);
+            else fputc(c, o);
+        }
+    }
+    fputc('"', o);
+}
+
+static void shape_string(char *buf, size_t cap, const safeload_tensor *t) {
+    size_t at = 0;
+    uint32_t k;
+    buf[at++] = '[';
+    for (k = 0; k < t->rank && at + 24 < cap; k++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%llu", k ? ", " : "",
+                               (unsigned long long)t->shape[k]);
+    if (k < t->rank) at += (size_t)snprintf(buf + at, cap - at, ", ...");
+    snprintf(buf + at, cap - at, "]");
+}
+
+static void human_bytes(char *buf, size_t cap, uint64_t n) {
+    if (n < 1024) snprintf(buf, cap, "%llu B", (unsigned long long)n);
+    else if (n < 1024 * 1024) snprintf(buf, cap, "%.1f KiB", (double)n / 1024.0);
+    else if (n < (uint64_t)1024 * 1024 * 1024) snprintf(buf, cap, "%.1f MiB", (double)n / 1048576.0);
+    else snprintf(buf, cap, "%.2f GiB", (double)n / 1073741824.0);
+}
+
+static void inspect_table(const safeload_file *f, const char *path) {
+    size_t i, n = safeload_tensor_count(f), w = 4;
+    char shape[96], size[32];
+    for (i = 0; i < n; i++) if (safeload_tensor_at(f, i)->name_len > w)
+        w = safeload_tensor_at(f, i)->name_len;
+    if (w > 72) w = 72;
+    printf("%s: %llu tensors, header %llu bytes, data %llu bytes\n", path,
+           (unsigned long long)n, (unsigned long long)safeload_header_size(f),
+           (unsigned long long)safeload_data_size(f));
+    if (safeload_has_metadata(f)) {
+        printf("metadata:\n");
+        for (i = 0; i < safeload_metadata_count(f); i++) {
+            const safeload_kv *kv = safeload_metadata_at(f, i);
+            printf("  %s: %s\n", kv->key, kv->value);
+        }
+    }
+    printf("%-*s  %-11s  %-20s  %10s  %s\n", (int)w, "name", "dtype", "shape", "size", "offset");
+    for (i = 0; i < n; i++) {
+        const safeload_tensor *t = safeload_tensor_at(f, i);
+        shape_string(shape, sizeof shape, t);
+        human_bytes(size, sizeof size, t->nbytes);
+        printf("%-*s  %-11s  %-20s  %10s  %llu\n", (int)w, t->name, safeload_dtype_name(t->dtype),
+               shape, size, (unsigned long long)t->begin);
+    }
+}
+
+static void inspect_json(const safeload_file *f) {
+    size_t i, n = safeload_tensor_count(f);
+    uint32_t k;
+    printf("{\"header_bytes\":%llu,\"data_bytes\":%llu,\"metadata\":{",
+           (unsigned long long)safeload_header_size(f), (unsigned long long)safeload_data_size(f));
+    for (i = 0; i < safeload_metadata_count(f); i++) {
+        const safeload_kv *kv = safeload_metadata_at(f, i);
+        if (i) putchar(',');
+        json_string(stdout, kv->key, kv->key_len);
+        putchar(':');
+        json_string(stdout, kv->value, kv->value_len);
+    }
+    printf("},\"tensors\":[");
+    for (i = 0; i < n; i++) {
+        const safeload_tensor *t = safeload_tensor_at(f, i);
+        if (i) putchar(',');
+        printf("{\"name\":");
+        json_string(stdout, t->name, t->name_len);
+        printf(",\"dtype\":\"%s\",\"shape\":[", safeload_dtype_name(t->dtype));
+        for (k = 0; k < t->rank; k++) printf("%s%llu", k ? "," : "", (unsigned long long)t->shape[k]);
+        printf("],\"data_offsets\":[%llu,%llu]}", (unsigned long long)t->begin,
+               (unsigned long long)t->end);
+    }
+    printf("]}\n");
+}
+
+static int cmd_inspect(int argc, char **argv) {
+    const char *path = NULL;
+    int json = 0, i;
+    safeload_file *f;
+    safeload_error e;
+    safeload_result r;
+    for (i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (!path && argv[i][0] != '-') path = argv[i];
+        else return usage();
+    }
+    if (!path) return usage();
+    r = safeload_open(&f, path, NULL, &e);
+    if (r != SAFELOAD_OK) { print_error(path, &e); return is_io(r) ? 2 : 1; }
+    if (json) inspect_json(f);
+    else inspect_table(f, path);
+    safeload_close(f);
+    return 0;
+}
+
+static int cmd_verify(int argc, char **argv) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_result r;
+    if (argc != 1 || argv[0][0] == '-') return usage();
+    r = safeload_open(&f, argv[0], NULL, &e);
+    if (r != SAFELOAD_OK) {
+        printf("error: %s: %s: %s", argv[0], safeload_result_id(r), e.message);
+        if (e.offset != SAFELOAD_NO_OFFSET) printf(" (byte %llu)", (unsigned long long)e.offset);
+        printf("\n");
+        return is_io(r) ? 2 : 1;
+    }
+    printf("ok: %s: %llu tensors, %llu bytes\n", argv[0],
+           (unsigned long long)safeload_tensor_count(f), (unsigned long long)safeload_data_size(f));
+    safeload_close(f);
+    return 0;
+}
+
+/* A small checkpoint with one tensor of each common kind, values from a fixed recipe. */
+static int cmd_sample(int argc, char **argv) {
+    static uint16_t emb[64 * 32], q[32 * 32];
+    static float norm[32];
+    static double scale = 0.125;
+    static unsigned char fp8[16 * 32];
+    static const uint64_t s_emb[] = {64, 32}, s_q[] = {32, 32}, s_norm[] = {32},
+                          s_fp8[] = {16, 32}, s_empty[] = {0};
+    safeload_save_tensor t[6];
+    safeload_kv meta[2];
+    safeload_save_desc d;
+    safeload_error e;
+    uint32_t x = 12345;
+    int i;
+    if (argc != 1) return usage();
+    for (i = 0; i < 64 * 32; i++) {            /* bf16 of small signed values */
+        float v = (float)((int)((x = x * 1103515245u + 12345u) >> 20 & 255) - 128) / 256.0f;
+        uint32_t b;
+        memcpy(&b, &v, 4);
+        emb[i] = (uint16_t)(b >> 16);
+    }
+    for (i = 0; i < 32 * 32; i++) q[i] = (uint16_t)(0x3000 + ((x = x * 1103515245u + 12345u) >> 22));
+    for (i = 0; i < 32; i++) norm[i] = 1.0f + (float)i / 64.0f;
+    for (i = 0; i < 16 * 32; i++) fp8[i] = (unsigned char)((x = x * 1103515245u + 12345u) >> 24 & 0x7E);
+    memset(t, 0, sizeof t);
+    t[0].name = "model.embed_tokens.weight"; t[0].dtype = SAFELOAD_BF16; t[0].rank = 2;
+    t[0].shape = s_emb; t[0].data = emb; t[0].nbytes = sizeof emb;
+    t[1].name = "model.layers.0.self_attn.q_proj.weight"; t[1].dtype = SAFELOAD_F16; t[1].rank = 2;
+    t[1].shape = s_q; t[1].data = q; t[1].nbytes = sizeof q;
+    t[2].name = "model.norm.weight"; t[2].dtype = SAFELOAD_F32; t[2].rank = 1;
+    t[2].shape = s_norm; t[2].data = norm; t[2].nbytes = sizeof norm;
+    t[3].name = "lm_head.scale"; t[3].dtype = SAFELOAD_F64; t[3].rank = 0;
+    t[3].data = &scale; t[3].nbytes = sizeof scale;
+    t[4].name = "model.layers.0.mlp.experts.3.up_proj.weight"; t[4].dtype = SAFELOAD_F8_E4M3;
+    t[4].rank = 2; t[4].shape = s_fp8; t[4].data = fp8; t[4].nbytes = sizeof fp8;
+    t[5].name = "empty.bias"; t[5].dtype = SAFELOAD_F16; t[5].rank = 1; t[5].shape = s_empty;
+    meta[0].key = "format"; meta[0].key_len = 6; meta[0].value = "pt"; meta[0].value_len = 2;
+    meta[1].key = "source"; meta[1].key_len = 6;
+    meta[1].value = "safeload sample"; meta[1].value_len = 15;
+    memset(&d, 0, sizeof d);
+    d.metadata = meta;
+    d.metadata_count = 2;
+    if (safeload_save(argv[0], t, 6, &d, &e) != SAFELOAD_OK) { print_error(argv[0], &e); return 2; }
+    printf("wrote %s\n", argv[0]);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    (void)now_seconds;
+    if (argc < 2) return usage();
+    if (strcmp(argv[1], "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
+    if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc - 2, argv + 2);
+    if (strcmp(argv[1], "sample") == 0) return cmd_sample(argc - 2, argv + 2);
+    if (strcmp(argv[1], "--version") == 0) { printf("safeload %s\n", SAFELOAD_VERSION_STRING); return 0; }
+    return usage();
+}
