@@ -933,6 +933,68 @@ static uint64_t sl__entropy(const void *a) {
     return x ^ (x >> 32);
 }
 
+/* Directories, for models given as a folder. */
+#if !defined(SL__WINDOWS)
+#  include <dirent.h>
+#endif
+
+static int sl__os_is_dir(const char *path, const safeload_allocator *a) {
+#if defined(SL__WINDOWS)
+    DWORD at;
+    wchar_t *w = sl__widen(path, a);
+    if (!w) return 0;
+    at = GetFileAttributesW(w);
+    sl__free(a, w);
+    return at != INVALID_FILE_ATTRIBUTES && (at & FILE_ATTRIBUTE_DIRECTORY);
+#else
+    struct stat st;
+    SL__UNUSED(a);
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+#endif
+}
+
+/* Calls fn(user, name) for each entry of dir (not "." or ".."); 0 on success. */
+static int sl__os_list_dir(const char *dir, const safeload_allocator *a,
+                           int (*fn)(void *user, const char *name), void *user) {
+#if defined(SL__WINDOWS)
+    WIN32_FIND_DATAW fd;
+    HANDLE h;
+    size_t n = strlen(dir);
+    char *pat = (char *)sl__malloc(a, n + 3);
+    wchar_t *w;
+    int rc = 0;
+    if (!pat) return -1;
+    memcpy(pat, dir, n);
+    memcpy(pat + n, "\\*", 3);
+    w = sl__widen(pat, a);
+    sl__free(a, pat);
+    if (!w) return -1;
+    h = FindFirstFileW(w, &fd);
+    sl__free(a, w);
+    if (h == INVALID_HANDLE_VALUE) return -1;
+    do {
+        char name[1024];
+        if (WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, (int)sizeof name, NULL,
+                                NULL) <= 0) continue;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+        if (fn(user, name)) { rc = 1; break; }
+    } while (FindNextFileW(h, &fd));
+    FindClose(h);
+    return rc < 0 ? -1 : 0;
+#else
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    SL__UNUSED(a);
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (fn(user, e->d_name)) break;
+    }
+    closedir(d);
+    return 0;
+#endif
+}
+
 /* ---- 1d. threads and atomics ---- */
 
 #if defined(SL__GNUC)
@@ -986,7 +1048,6 @@ SL__MAYBE_UNUSED static int sl__cond_init(sl__cond *c) { InitializeConditionVari
 SL__MAYBE_UNUSED static void sl__cond_destroy(sl__cond *c) { SL__UNUSED(c); }
 SL__MAYBE_UNUSED static void sl__cond_wait(sl__cond *c, sl__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
 SL__MAYBE_UNUSED static void sl__cond_broadcast(sl__cond *c) { WakeAllConditionVariable(c); }
-typedef struct sl__thread_start { void (*fn)(void *); void *arg; } sl__thread_start;
 #else
 #  include <pthread.h>
 typedef pthread_mutex_t sl__mutex;
@@ -1909,6 +1970,165 @@ static safeload_result sl__validate(sl__jp *j, const uint32_t *order, size_t n,
     return SAFELOAD_OK;
 }
 
+/* ---- 2g. model.safetensors.index.json: {"metadata": {...}, "weight_map": {name: shard}} ----
+   Same JSON dialect and in-place decoding as the header. metadata values that are strings or
+   numbers (HF writes "total_size": 123) are kept as text; others are skipped. */
+
+typedef struct sl__index {
+    safeload_kv *map;           /* key = tensor name, value = shard file name */
+    size_t map_count, map_cap;
+    uint32_t *map_pos;          /* index-file offset of each key, for errors */
+    safeload_kv *meta;
+    size_t meta_count, meta_cap;
+    int has_map;
+} sl__index;
+
+static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
+    safeload_result r;
+    unsigned char *p = j->p;
+    if (*p != '{') {
+        if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+        return sl__jfail(j, p, "invalid type: %s, expected a map", sl__jkind(*p));
+    }
+    p++;
+    SL__WS(p);
+    if (*p == '}') { j->p = p + 1; return SAFELOAD_OK; }
+    for (;;) {
+        safeload_kv kv;
+        int nul = 0;
+        char *k, *v = NULL;
+        size_t kl, vl = 0;
+        unsigned char *kp = p, *vp;
+        if (*p != '"') {
+            if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
+            return sl__jfail(j, p, "key must be a string");
+        }
+        j->p = p + 1;
+        if ((r = sl__jstring(j, &k, &kl, &nul)) != SAFELOAD_OK) return r;
+        p = j->p;
+        SL__WS(p);
+        if (*p != ':') return sl__junexpected(j, p, "`:`");
+        p++;
+        SL__WS(p);
+        vp = p;
+        j->p = p;
+        if (*p == '"') {
+            j->p = p + 1;
+            if ((r = sl__jstring(j, &v, &vl, &nul)) != SAFELOAD_OK) return r;
+            if (is_map && nul) return sl__jfail(j, vp, "shard file name contains \\u0000");
+        } else if (is_map) {
+            if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+            return sl__jfail(j, p, "invalid type: %s, expected a shard file name",
+                             sl__jkind(*p));
+        } else {
+            if ((r = sl__jskip(j, 2)) != SAFELOAD_OK) return r;
+            if (*vp == '-' || SL__ISDIGIT(*vp)) {   /* keep numbers as their text */
+                v = (char *)vp;
+                vl = (size_t)(j->p - vp);
+            }
+        }
+        kv.key = k; kv.key_len = kl; kv.value = v; kv.value_len = vl;
+        if (v) {
+            safeload_kv **arr = is_map ? &ix->map : &ix->meta;
+            size_t *cnt = is_map ? &ix->map_count : &ix->meta_count;
+            size_t *cap = is_map ? &ix->map_cap : &ix->meta_cap;
+            if (*cnt == *cap) {
+                size_t c2 = *cap;
+                if (!sl__grow(j->alloc, (void **)arr, cap, *cnt + 1, sizeof(safeload_kv)) ||
+                    (is_map && !sl__grow(j->alloc, (void **)&ix->map_pos, &c2, *cnt + 1,
+                                         sizeof(uint32_t))))
+                    return SL__OOM(j->err, j->path);
+            }
+            if (is_map) ix->map_pos[*cnt] = (uint32_t)(kp - j->start);
+            (*arr)[(*cnt)++] = kv;
+        }
+        p = j->p;
+        SL__WS(p);
+        if (*p == ',') {
+            p++;
+            SL__WS(p);
+            if (*p == '}') return sl__jfail(j, p, "trailing comma");
+            continue;
+        }
+        if (*p == '}') { j->p = p + 1; return SAFELOAD_OK; }
+        return sl__junexpected(j, p, "`,` or `}`");
+    }
+}
+
+/* text has len bytes plus SL__PAD zero bytes; decoded in place. Errors are INVALID_INDEX with
+   the offset in the index file. */
+static safeload_result sl__index_parse(unsigned char *text, size_t len, const char *path,
+                                       const safeload_allocator *a, sl__index *ix,
+                                       safeload_error *err) {
+    sl__jp j;
+    safeload_result r;
+    unsigned char *p;
+    size_t bad = sl__utf8_valid_up_to(text, len);
+    memset(ix, 0, sizeof *ix);
+    if (bad != len)
+        return sl__fail(err, SAFELOAD_INVALID_INDEX, path, bad, NULL, 0,
+                        "invalid UTF-8 at byte %llu", (sl__ull)bad);
+    memset(&j, 0, sizeof j);
+    j.start = text;
+    j.end = text + len;
+    j.path = path;
+    j.err = err;
+    j.alloc = a;
+    p = text;
+    SL__WS(p);
+    if (*p != '{') { r = sl__junexpected(&j, p, "`{`"); goto fail; }
+    p++;
+    SL__WS(p);
+    if (*p != '}') for (;;) {
+        char *key;
+        size_t kl;
+        int nul = 0;
+        if (*p != '"') { r = sl__jfail(&j, p, "key must be a string"); goto fail; }
+        j.p = p + 1;
+        if ((r = sl__jstring(&j, &key, &kl, &nul)) != SAFELOAD_OK) goto fail;
+        p = j.p;
+        SL__WS(p);
+        if (*p != ':') { r = sl__junexpected(&j, p, "`:`"); goto fail; }
+        p++;
+        SL__WS(p);
+        j.p = p;
+        if (kl == 10 && memcmp(key, "weight_map", 10) == 0) {
+            if (ix->has_map) { r = sl__jfail(&j, p, "duplicate field `weight_map`"); goto fail; }
+            ix->has_map = 1;
+            r = sl__index_pairs(&j, ix, 1);
+        } else if (kl == 8 && memcmp(key, "metadata", 8) == 0 && *p == '{') {
+            r = sl__index_pairs(&j, ix, 0);
+        } else {
+            r = sl__jskip(&j, 1);
+        }
+        if (r != SAFELOAD_OK) goto fail;
+        p = j.p;
+        SL__WS(p);
+        if (*p == ',') { p++; SL__WS(p); continue; }
+        if (*p == '}') break;
+        r = sl__junexpected(&j, p, "`,` or `}`");
+        goto fail;
+    }
+    p++;
+    SL__WS(p);
+    if (p < j.end) { r = sl__jfail(&j, p, "trailing characters"); goto fail; }
+    if (!ix->has_map) {
+        r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, 0, NULL, 0, "no \"weight_map\" object");
+        goto fail;
+    }
+    return SAFELOAD_OK;
+fail:
+    if (err && r == SAFELOAD_INVALID_JSON) {
+        err->code = SAFELOAD_INVALID_INDEX;
+        if (err->offset != SAFELOAD_NO_OFFSET) err->offset -= 8;   /* no 8-byte prefix here */
+    }
+    sl__free(a, ix->map);
+    sl__free(a, ix->map_pos);
+    sl__free(a, ix->meta);
+    memset(ix, 0, sizeof *ix);
+    return r == SAFELOAD_INVALID_JSON ? SAFELOAD_INVALID_INDEX : r;
+}
+
 /* =============================================================================================
    3. KEY SET: seeded hashing, the name table, opening files, lookups, key reports
    ========================================================================================== */
@@ -2044,6 +2264,12 @@ static int sl__table_build(sl__table *t, sl__keys k, size_t n, uint64_t k0, uint
         if (sl__table_insert(t, k, i, sl__hash(s, len, k0, k1)) >= 0) { *dup = (int64_t)i; break; }
     }
     return 1;
+}
+
+/* Bytewise order, shorter first: Rust's String order. */
+static int sl__name_cmp(const char *a, size_t an, const char *b, size_t bn) {
+    int c = memcmp(a, b, SL__MIN(an, bn));
+    return c ? c : (an < bn ? -1 : an > bn ? 1 : 0);
 }
 
 #define SL__KEYS(arr, type) sl__keys_make((const void *)(arr), sizeof(type))
@@ -2528,8 +2754,1941 @@ SL__DEF void safeload_key_report_free(safeload_key_report *r) {
 
 /* ---- end of cast kernels ---- */
 
-/* @@SECTION 5: LOAD ENGINE @@ */
-/* @@SECTION 6: DEVICE HOOKS @@ */
+/* =============================================================================================
+   5. LOAD ENGINE: worker pool, models (shards + index), load planning, execution
+   ========================================================================================== */
+
+/* TEMPORARY-CAST-STUB: scalar stand-in until the cast section lands (removed at merge). */
+typedef void (*sl__cast_fn)(void *dst, const void *src, size_t count);
+static void sl__stub_bf16_f32(void *d, const void *s, size_t n) {
+    size_t i; for (i = 0; i < n; i++) { uint16_t h; uint32_t v; memcpy(&h, (const char *)s + 2*i, 2); v = (uint32_t)h << 16; memcpy((char *)d + 4*i, &v, 4); } }
+static void sl__stub_f32_bf16(void *d, const void *s, size_t n) {
+    size_t i; for (i = 0; i < n; i++) { uint32_t v; uint16_t h; memcpy(&v, (const char *)s + 4*i, 4);
+    if ((v & 0x7fffffffu) > 0x7f800000u) h = (uint16_t)((v >> 16) | 0x40); else h = (uint16_t)((v + 0x7fffu + ((v >> 16) & 1)) >> 16);
+    memcpy((char *)d + 2*i, &h, 2); } }
+static sl__cast_fn sl__cast_resolve(safeload_dtype dst, safeload_dtype src, safeload_simd simd, int nt) {
+    (void)simd; (void)nt;
+    if (dst == SAFELOAD_F32 && src == SAFELOAD_BF16) return sl__stub_bf16_f32;
+    if (dst == SAFELOAD_BF16 && src == SAFELOAD_F32) return sl__stub_f32_bf16;
+    return NULL;
+}
+/* END-TEMPORARY-CAST-STUB */
+
+/* ---- 5a. the worker pool: n-1 parked threads plus the caller; one job at a time ---- */
+
+struct safeload_pool {
+    int threads;                /* counting the caller */
+#if !defined(SAFELOAD_NO_THREADS)
+    sl__thread *ths;
+    struct sl__pool_arg *args;
+    int started;
+    sl__mutex mu, run_mu;
+    sl__cond cv_start, cv_done;
+    uint64_t gen;
+    void (*job)(void *ctx, int worker);
+    void *ctx;
+    int job_workers;            /* helper ids 1..job_workers take part in the current job */
+    int running;
+    int quit;
+#endif
+};
+
+#if !defined(SAFELOAD_NO_THREADS)
+typedef struct sl__pool_arg { safeload_pool *pool; int id; } sl__pool_arg;
+
+static void sl__pool_main(safeload_pool *p, int id) {
+    uint64_t seen = 0;
+    sl__mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->quit && p->gen == seen) sl__cond_wait(&p->cv_start, &p->mu);
+        if (p->quit) break;
+        seen = p->gen;
+        if (id <= p->job_workers) {
+            void (*job)(void *, int) = p->job;
+            void *ctx = p->ctx;
+            sl__mutex_unlock(&p->mu);
+            job(ctx, id);
+            sl__mutex_lock(&p->mu);
+            if (--p->running == 0) sl__cond_broadcast(&p->cv_done);
+        }
+    }
+    sl__mutex_unlock(&p->mu);
+}
+
+#  if defined(SL__WINDOWS)
+static DWORD WINAPI sl__thread_entry(LPVOID arg) {
+    sl__pool_arg *a = (sl__pool_arg *)arg;
+    sl__pool_main(a->pool, a->id);
+    return 0;
+}
+static int sl__thread_start(sl__thread *t, sl__pool_arg *arg) {
+    *t = CreateThread(NULL, 0, sl__thread_entry, arg, 0, NULL);
+    return *t ? 0 : -1;
+}
+static void sl__thread_join(sl__thread t) {
+    WaitForSingleObject(t, INFINITE);
+    CloseHandle(t);
+}
+#  else
+static void *sl__thread_entry(void *arg) {
+    sl__pool_arg *a = (sl__pool_arg *)arg;
+    sl__pool_main(a->pool, a->id);
+    return NULL;
+}
+static int sl__thread_start(sl__thread *t, sl__pool_arg *arg) {
+    return pthread_create(t, NULL, sl__thread_entry, arg);
+}
+static void sl__thread_join(sl__thread t) { pthread_join(t, NULL); }
+#  endif
+#endif
+
+SL__DEF int safeload_default_threads(void) {
+    const char *e = getenv("SAFELOAD_NUM_THREADS");
+    int n;
+    if (e && *e) {
+        n = atoi(e);
+        if (n >= 1 && n <= 256) return n;
+    }
+    n = sl__os_cpu_count();
+    return n < 1 ? 1 : n > 8 ? 8 : n;
+}
+
+SL__DEF void safeload_pool_destroy(safeload_pool *p) {
+    if (!p) return;
+#if !defined(SAFELOAD_NO_THREADS)
+    {
+        int i;
+        sl__mutex_lock(&p->mu);
+        p->quit = 1;
+        sl__cond_broadcast(&p->cv_start);
+        sl__mutex_unlock(&p->mu);
+        for (i = 0; i < p->started; i++) sl__thread_join(p->ths[i]);
+        sl__cond_destroy(&p->cv_start);
+        sl__cond_destroy(&p->cv_done);
+        sl__mutex_destroy(&p->mu);
+        sl__mutex_destroy(&p->run_mu);
+        sl__free(NULL, p->ths);
+        sl__free(NULL, p->args);
+    }
+#endif
+    sl__free(NULL, p);
+}
+
+SL__DEF safeload_result safeload_pool_create(safeload_pool **out, int threads,
+                                             safeload_error *err) {
+    safeload_pool *p;
+    sl__clear_error(err);
+    if (!out) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                              "out is NULL");
+    *out = NULL;
+    if (threads <= 0) threads = safeload_default_threads();
+    if (threads > 256) threads = 256;
+    p = (safeload_pool *)sl__calloc(NULL, 1, sizeof *p);
+    if (!p) return SL__OOM(err, "");
+#if defined(SAFELOAD_NO_THREADS)
+    p->threads = 1;
+#else
+    {
+        int i;
+        p->threads = threads;
+        if (sl__mutex_init(&p->mu) || sl__mutex_init(&p->run_mu) || sl__cond_init(&p->cv_start) ||
+            sl__cond_init(&p->cv_done)) {
+            sl__free(NULL, p);
+            return sl__fail(err, SAFELOAD_THREAD_ERROR, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                            "cannot create the pool's locks");
+        }
+        p->ths = (sl__thread *)sl__calloc(NULL, (size_t)threads, sizeof(sl__thread));
+        p->args = (sl__pool_arg *)sl__calloc(NULL, (size_t)threads, sizeof(sl__pool_arg));
+        if (!p->ths || !p->args) { safeload_pool_destroy(p); return SL__OOM(err, ""); }
+        for (i = 0; i < threads - 1; i++) {
+            p->args[i].pool = p;
+            p->args[i].id = i + 1;
+            if (sl__thread_start(&p->ths[i], &p->args[i]) != 0) {
+                safeload_pool_destroy(p);
+                return sl__fail(err, SAFELOAD_THREAD_ERROR, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                                "cannot start worker thread %d of %d", i + 1, threads - 1);
+            }
+            p->started++;
+        }
+    }
+#endif
+    *out = p;
+    return SAFELOAD_OK;
+}
+
+SL__DEF int safeload_pool_threads(const safeload_pool *p) { return p ? p->threads : 0; }
+
+/* Runs job(ctx, 0..workers-1) with the caller as worker 0 and returns when all have returned.
+   Loads sharing a pool from several threads take turns. */
+static void sl__pool_run(safeload_pool *p, void (*job)(void *, int), void *ctx, int workers) {
+#if defined(SAFELOAD_NO_THREADS)
+    SL__UNUSED(p);
+    SL__UNUSED(workers);
+    job(ctx, 0);
+#else
+    int helpers = p ? SL__MIN(workers - 1, p->threads - 1) : 0;
+    if (helpers <= 0) { job(ctx, 0); return; }
+    sl__mutex_lock(&p->run_mu);
+    sl__mutex_lock(&p->mu);
+    p->job = job;
+    p->ctx = ctx;
+    p->job_workers = helpers;
+    p->running = helpers;
+    p->gen++;
+    sl__cond_broadcast(&p->cv_start);
+    sl__mutex_unlock(&p->mu);
+    job(ctx, 0);
+    sl__mutex_lock(&p->mu);
+    while (p->running) sl__cond_wait(&p->cv_done, &p->mu);
+    sl__mutex_unlock(&p->mu);
+    sl__mutex_unlock(&p->run_mu);
+#endif
+}
+
+/* The pool a call should use: the caller's, or a temporary one (*tmp, destroyed by caller). */
+static safeload_result sl__pool_for(safeload_pool *given, int threads, safeload_pool **use,
+                                    safeload_pool **tmp, int *workers, safeload_error *err) {
+    *tmp = NULL;
+    if (given) {
+        *use = given;
+        *workers = threads > 0 ? SL__MIN(threads, given->threads) : given->threads;
+        return SAFELOAD_OK;
+    }
+    if (threads <= 0) threads = safeload_default_threads();
+#if defined(SAFELOAD_NO_THREADS)
+    threads = 1;
+#endif
+    *workers = threads;
+    *use = NULL;
+    if (threads > 1) {
+        safeload_result r = safeload_pool_create(tmp, threads, err);
+        if (r != SAFELOAD_OK) return r;
+        *use = *tmp;
+    }
+    return SAFELOAD_OK;
+}
+
+/* ---- 5b. models: one file, or shards listed by an index (the index is authoritative) ---- */
+
+typedef struct sl__ref {
+    const char *name;           /* name, len first (key table) */
+    size_t len;
+    uint32_t shard;
+    uint32_t idx;               /* tensor index within the shard */
+} sl__ref;
+
+struct safeload_model {
+    safeload_allocator alloc;
+    safeload_file **shards;
+    size_t n_shards;
+    sl__ref *refs;              /* shards in file-name order, tensors in offset order */
+    size_t count;
+    sl__table names;
+    uint64_t k0, k1;
+    unsigned char *index_text;  /* the decoded index: metadata and names point into it */
+    sl__index index;
+    const safeload_kv *meta;
+    size_t meta_count;
+    safeload_error *warnings;
+    size_t n_warnings, cap_warnings;
+};
+
+SL__DEF void safeload_model_close(safeload_model *m) {
+    size_t i;
+    safeload_allocator a;
+    if (!m) return;
+    a = m->alloc;
+    for (i = 0; i < m->n_shards; i++) safeload_close(m->shards[i]);
+    sl__free(&a, m->shards);
+    sl__free(&a, m->refs);
+    sl__table_free(&m->names, &a);
+    sl__free(&a, m->index_text);
+    sl__free(&a, m->index.map);
+    sl__free(&a, m->index.map_pos);
+    sl__free(&a, m->index.meta);
+    sl__free(&a, m->warnings);
+    sl__free(&a, m);
+}
+
+static safeload_model *sl__model_new(const safeload_model_desc *desc) {
+    safeload_allocator a;
+    safeload_model *m;
+    memset(&a, 0, sizeof a);
+    if (desc) a = desc->open.allocator;
+    m = (safeload_model *)sl__calloc(&a, 1, sizeof *m);
+    if (!m) return NULL;
+    m->alloc = a;
+    m->k0 = desc && desc->open.hash_seed ? desc->open.hash_seed : sl__entropy(m);
+    m->k1 = sl__entropy(&m->k0) ^ 0x27d4eb2f165667c5ULL;
+    return m;
+}
+
+/* refs and the table over every tensor of every shard (skip[] marks excluded ones) */
+static safeload_result sl__model_index(safeload_model *m, const unsigned char *skip,
+                                       safeload_error *err) {
+    size_t i, k, n = 0, at = 0;
+    int64_t dup;
+    for (i = 0; i < m->n_shards; i++) n += m->shards[i]->count;
+    sl__free(&m->alloc, m->refs);
+    sl__table_free(&m->names, &m->alloc);
+    m->refs = (sl__ref *)sl__malloc(&m->alloc, (n + 1) * sizeof(sl__ref));
+    if (!m->refs) return SL__OOM(err, "");
+    for (i = 0; i < m->n_shards; i++) {
+        const safeload_file *f = m->shards[i];
+        for (k = 0; k < f->count; k++, at++) {
+            sl__ref *r;
+            if (skip && skip[at]) continue;
+            r = &m->refs[m->count++];
+            r->name = f->tensors[k].name;
+            r->len = f->tensors[k].name_len;
+            r->shard = (uint32_t)i;
+            r->idx = (uint32_t)k;
+        }
+    }
+    if (!sl__table_build(&m->names, SL__KEYS(m->refs, sl__ref), m->count, m->k0, m->k1,
+                         &m->alloc, &dup))
+        return SL__OOM(err, "");
+    if (dup >= 0) {
+        const sl__ref *d = &m->refs[dup];
+        int64_t first = sl__table_find(&m->names, SL__KEYS(m->refs, sl__ref), d->name, d->len,
+                                       sl__hash(d->name, d->len, m->k0, m->k1));
+        const safeload_file *f = m->shards[d->shard];
+        return sl__fail(err, SAFELOAD_INDEX_DUPLICATE_TENSOR, f->path,
+                        f->tensors[d->idx].header_offset, d->name, d->len,
+                        "tensor is also in %s", first >= 0 ?
+                        m->shards[m->refs[first].shard]->path : "another shard");
+    }
+    return SAFELOAD_OK;
+}
+
+static const safeload_tensor *sl__model_lookup(const safeload_model *m, const char *name,
+                                               size_t len, size_t *shard) {
+    int64_t i = sl__table_find(&m->names, SL__KEYS(m->refs, sl__ref), name, len,
+                               sl__hash(name, len, m->k0, m->k1));
+    if (i < 0) return NULL;
+    if (shard) *shard = m->refs[i].shard;
+    return &m->shards[m->refs[i].shard]->tensors[m->refs[i].idx];
+}
+
+SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload_file **files,
+                                                  size_t count, const safeload_model_desc *desc,
+                                                  safeload_error *err) {
+    safeload_model *m;
+    safeload_result r;
+    size_t i;
+    sl__clear_error(err);
+    if (out) *out = NULL;
+    m = sl__model_new(desc);
+    if (!out || (count && !files) || !m) {
+        for (i = 0; files && i < count; i++) safeload_close(files[i]);
+        safeload_model_close(m);
+        return m ? sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                            "out or files is NULL") : SL__OOM(err, "");
+    }
+    m->shards = (safeload_file **)sl__malloc(&m->alloc, (count + 1) * sizeof *m->shards);
+    if (!m->shards) {
+        for (i = 0; i < count; i++) safeload_close(files[i]);
+        safeload_model_close(m);
+        return SL__OOM(err, "");
+    }
+    for (i = 0; i < count; i++) if (files[i]) m->shards[m->n_shards++] = files[i];
+    if (m->n_shards == 1) {
+        m->meta = m->shards[0]->meta;
+        m->meta_count = m->shards[0]->meta_count;
+    }
+    if ((r = sl__model_index(m, NULL, err)) != SAFELOAD_OK) { safeload_model_close(m); return r; }
+    *out = m;
+    return SAFELOAD_OK;
+}
+
+/* -- opening shards in parallel -- */
+
+typedef struct sl__shard_job {
+    char **paths;
+    safeload_file **files;
+    safeload_error *errs;
+    safeload_result *res;
+    size_t n;
+    volatile uint64_t next;
+    const safeload_open_desc *open;
+} sl__shard_job;
+
+static void sl__shard_worker(void *ctx, int worker) {
+    sl__shard_job *j = (sl__shard_job *)ctx;
+    SL__UNUSED(worker);
+    for (;;) {
+        uint64_t i = sl__atomic_add(&j->next, 1);
+        if (i >= j->n) break;
+        j->res[i] = safeload_open(&j->files[i], j->paths[i], j->open, &j->errs[i]);
+    }
+}
+
+typedef struct sl__dirscan {
+    const safeload_allocator *a;
+    char *index;                /* a *.safetensors.index.json (model.* preferred) */
+    char *single;               /* the only *.safetensors */
+    int n_index, n_single, oom;
+} sl__dirscan;
+
+static int sl__ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+static char *sl__strdup(const safeload_allocator *a, const char *s, size_t n) {
+    char *d = (char *)sl__malloc(a, n + 1);
+    if (d) { memcpy(d, s, n); d[n] = 0; }
+    return d;
+}
+
+static int sl__dirscan_fn(void *user, const char *name) {
+    sl__dirscan *d = (sl__dirscan *)user;
+    char **slot = NULL;
+    if (sl__ends_with(name, ".safetensors.index.json")) {
+        d->n_index++;
+        if (!d->index || strcmp(name, "model.safetensors.index.json") == 0) slot = &d->index;
+    } else if (sl__ends_with(name, ".safetensors")) {
+        d->n_single++;
+        if (!d->single) slot = &d->single;
+    }
+    if (slot) {
+        sl__free(d->a, *slot);
+        *slot = sl__strdup(d->a, name, strlen(name));
+        if (!*slot) d->oom = 1;
+    }
+    return 0;
+}
+
+/* dir + "/" + name (name may not be absolute or climb out with ".."). */
+static char *sl__join(const safeload_allocator *a, const char *dir, size_t dlen, const char *name,
+                      size_t nlen) {
+    char *p = (char *)sl__malloc(a, dlen + nlen + 2);
+    if (!p) return NULL;
+    memcpy(p, dir, dlen);
+    if (dlen && dir[dlen - 1] != '/' && dir[dlen - 1] != '\\') p[dlen++] = '/';
+    memcpy(p + dlen, name, nlen);
+    p[dlen + nlen] = 0;
+    return p;
+}
+
+static int sl__safe_shard_name(const char *s, size_t n) {
+    size_t i, start = 0;
+    if (n == 0 || s[0] == '/' || s[0] == '\\' || (n > 1 && s[1] == ':')) return 0;
+    for (i = 0; i <= n; i++) {
+        if (i == n || s[i] == '/' || s[i] == '\\') {
+            if (i - start == 2 && s[start] == '.' && s[start + 1] == '.') return 0;
+            if (i == start) return 0;     /* empty component */
+            start = i + 1;
+        }
+    }
+    return 1;
+}
+
+static int sl__kv_value_less(const safeload_kv *x, const safeload_kv *y) {
+    return sl__name_cmp(x->value, x->value_len, y->value, y->value_len) < 0;
+}
+
+static void sl__model_warn(safeload_model *m, const safeload_error *w) {
+    if (m->n_warnings == m->cap_warnings &&
+        !sl__grow(&m->alloc, (void **)&m->warnings, &m->cap_warnings, m->n_warnings + 1,
+                  sizeof(safeload_error)))
+        return;                   /* a warning lost to OOM is not worth failing the open */
+    m->warnings[m->n_warnings++] = *w;
+}
+
+static safeload_result sl__model_open_index(safeload_model *m, const char *path,
+                                            const safeload_model_desc *desc,
+                                            safeload_error *err) {
+    sl__source src;
+    safeload_result r;
+    sl__index *ix = &m->index;
+    safeload_kv *by_shard = NULL, *tmp = NULL;
+    char **paths = NULL;
+    const char **names = NULL;
+    size_t i, k, n_names = 0, dlen = strlen(path), total = 0;
+    unsigned char *skip = NULL;
+    sl__table itab;
+    int64_t dup;
+    safeload_pool *pool, *tmp_pool = NULL;
+    int workers, e;
+    sl__shard_job job;
+    const safeload_allocator *a = &m->alloc;
+
+    memset(&itab, 0, sizeof itab);
+    memset(&job, 0, sizeof job);
+    while (dlen && path[dlen - 1] != '/' && path[dlen - 1] != '\\') dlen--;
+
+    /* read and parse the index */
+    memset(&src, 0, sizeof src);
+    src.kind = SL__SRC_FILE;
+    e = sl__os_open(path, 0, a, &src.fd, &src.size);
+    if (e) return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                           "cannot open the index (error %d)", e);
+    if (src.size > ((uint64_t)256 << 20)) {
+        sl__os_close(src.fd);
+        return sl__fail(err, SAFELOAD_INVALID_INDEX, path, 0, NULL, 0,
+                        "index is %llu bytes, over the 256 MiB limit", (sl__ull)src.size);
+    }
+    m->index_text = (unsigned char *)sl__calloc(a, (size_t)src.size + SL__PAD, 1);
+    if (!m->index_text) { sl__os_close(src.fd); return SL__OOM(err, path); }
+    r = sl__source_read(&src, path, 0, m->index_text, (size_t)src.size, err, NULL);
+    sl__os_close(src.fd);
+    if (r != SAFELOAD_OK) return r;
+    if ((r = sl__index_parse(m->index_text, (size_t)src.size, path, a, ix, err)) != SAFELOAD_OK)
+        return r;
+    m->meta = ix->meta;
+    m->meta_count = ix->meta_count;
+
+    /* the weight_map: no name twice, safe shard names */
+    if (!sl__table_build(&itab, SL__KEYS(ix->map, safeload_kv), ix->map_count, m->k0, m->k1, a,
+                         &dup)) { r = SL__OOM(err, path); goto done; }
+    if (dup >= 0) {
+        r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->map_pos[dup], ix->map[dup].key,
+                     ix->map[dup].key_len, "weight_map lists the tensor twice");
+        goto done;
+    }
+    for (i = 0; i < ix->map_count; i++)
+        if (!sl__safe_shard_name(ix->map[i].value, ix->map[i].value_len)) {
+            r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->map_pos[i], ix->map[i].key,
+                         ix->map[i].key_len, "shard name \"%.*s\" is absolute or leaves the "
+                         "index's directory", (int)SL__MIN(ix->map[i].value_len, 100),
+                         ix->map[i].value);
+            goto done;
+        }
+
+    /* distinct shard names, sorted */
+    by_shard = (safeload_kv *)sl__malloc(a, (ix->map_count + 1) * sizeof *by_shard);
+    tmp = (safeload_kv *)sl__malloc(a, (ix->map_count + 1) * sizeof *tmp);
+    names = (const char **)sl__malloc(a, (ix->map_count + 1) * sizeof *names);
+    if (!by_shard || !tmp || !names) { r = SL__OOM(err, path); goto done; }
+    memcpy(by_shard, ix->map, ix->map_count * sizeof *by_shard);
+    {
+        /* merge sort by value (shard name) */
+        size_t w, lo;
+        safeload_kv *v = by_shard, *t = tmp;
+        size_t n = ix->map_count;
+        for (w = 1; w < n; w *= 2) {
+            for (lo = 0; lo < n; lo += 2 * w) {
+                size_t mid = SL__MIN(lo + w, n), hi = SL__MIN(lo + 2 * w, n), x = lo, y = mid,
+                       o = lo;
+                while (x < mid && y < hi) t[o++] = sl__kv_value_less(&v[y], &v[x]) ? v[y++]
+                                                                                  : v[x++];
+                while (x < mid) t[o++] = v[x++];
+                while (y < hi) t[o++] = v[y++];
+            }
+            memcpy(v, t, n * sizeof *v);
+        }
+    }
+    for (i = 0; i < ix->map_count; i++)
+        if (!n_names || sl__name_cmp(by_shard[i].value, by_shard[i].value_len, names[n_names - 1],
+                                     strlen(names[n_names - 1])) != 0)
+            names[n_names++] = by_shard[i].value;   /* values are NUL-terminated in place */
+
+    /* open and parse every shard, in parallel */
+    paths = (char **)sl__calloc(a, n_names + 1, sizeof *paths);
+    m->shards = (safeload_file **)sl__calloc(a, n_names + 1, sizeof *m->shards);
+    job.errs = (safeload_error *)sl__calloc(a, n_names + 1, sizeof *job.errs);
+    job.res = (safeload_result *)sl__calloc(a, n_names + 1, sizeof *job.res);
+    if (!paths || !m->shards || !job.errs || !job.res) { r = SL__OOM(err, path); goto done; }
+    for (i = 0; i < n_names; i++) {
+        paths[i] = sl__join(a, path, dlen, names[i], strlen(names[i]));
+        if (!paths[i]) { r = SL__OOM(err, path); goto done; }
+    }
+    job.paths = paths;
+    job.files = m->shards;
+    job.n = n_names;
+    job.open = &desc->open;
+    r = sl__pool_for(desc->pool, desc->threads, &pool, &tmp_pool, &workers, err);
+    if (r != SAFELOAD_OK) goto done;
+    sl__pool_run(pool, sl__shard_worker, &job, (int)SL__MIN((size_t)workers, n_names));
+    safeload_pool_destroy(tmp_pool);
+    m->n_shards = n_names;
+    for (i = 0; i < n_names; i++) {
+        if (job.res[i] == SAFELOAD_OK) continue;
+        r = job.res[i];
+        if (err) *err = job.errs[i];
+        if (r == SAFELOAD_IO_ERROR)
+            r = sl__fail(err, SAFELOAD_INDEX_SHARD_MISSING, paths[i], SAFELOAD_NO_OFFSET, NULL,
+                         0, "shard listed in %s cannot be opened: %s", path, job.errs[i].message);
+        goto done;
+    }
+
+    /* the index against the shards */
+    for (i = 0; i < n_names; i++) total += m->shards[i]->count;
+    skip = (unsigned char *)sl__calloc(a, total + 1, 1);
+    if (!skip) { r = SL__OOM(err, path); goto done; }
+    /* every shard tensor: listed in the index, and for that shard? */
+    for (i = 0, total = 0; i < n_names; i++) {
+        const safeload_file *f = m->shards[i];
+        for (k = 0; k < f->count; k++, total++) {
+            const safeload_tensor *t = &f->tensors[k];
+            int64_t at = sl__table_find(&itab, SL__KEYS(ix->map, safeload_kv), t->name,
+                                        t->name_len, sl__hash(t->name, t->name_len, m->k0, m->k1));
+            safeload_error w;
+            if (at >= 0) continue;
+            skip[total] = 1;
+            sl__fail(&w, SAFELOAD_INDEX_UNLISTED_TENSOR, f->path, t->header_offset, t->name,
+                     t->name_len, "tensor is in this shard but not in %s's weight_map; it is "
+                     "left out of the model", path);
+            if (desc->flags & SAFELOAD_MODEL_STRICT) {
+                if (err) *err = w;
+                r = SAFELOAD_INDEX_UNLISTED_TENSOR;
+                goto done;
+            }
+            sl__model_warn(m, &w);
+        }
+    }
+    if ((r = sl__model_index(m, skip, err)) != SAFELOAD_OK) goto done;
+    for (i = 0; i < ix->map_count; i++) {
+        size_t shard;
+        const safeload_kv *kv = &ix->map[i];
+        const safeload_tensor *t = sl__model_lookup(m, kv->key, kv->key_len, &shard);
+        if (!t) {
+            r = sl__fail(err, SAFELOAD_INDEX_MISSING_TENSOR, path, ix->map_pos[i], kv->key,
+                         kv->key_len, "the index puts the tensor in %s, which does not hold it, "
+                         "and no other shard does", kv->value);
+            goto done;
+        }
+        if (sl__name_cmp(kv->value, kv->value_len, names[shard], strlen(names[shard])) != 0) {
+            r = sl__fail(err, SAFELOAD_INDEX_WRONG_SHARD, path, ix->map_pos[i], kv->key,
+                         kv->key_len, "the index puts the tensor in %s but it is in %s",
+                         kv->value, names[shard]);
+            goto done;
+        }
+    }
+    r = SAFELOAD_OK;
+done:
+    if (paths) for (i = 0; i < n_names; i++) sl__free(a, paths[i]);
+    sl__free(a, paths);
+    sl__free(a, (void *)names);
+    sl__free(a, by_shard);
+    sl__free(a, tmp);
+    sl__free(a, skip);
+    sl__free(a, job.errs);
+    sl__free(a, job.res);
+    sl__table_free(&itab, a);
+    return r;
+}
+
+SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *path,
+                                            const safeload_model_desc *desc,
+                                            safeload_error *err) {
+    safeload_model_desc dd;
+    safeload_model *m;
+    safeload_result r = SAFELOAD_OK;
+    char *target = NULL;
+    int is_index = 0;
+    sl__clear_error(err);
+    if (!out || !path) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path ? path : "",
+                                       SAFELOAD_NO_OFFSET, NULL, 0, "out or path is NULL");
+    *out = NULL;
+    memset(&dd, 0, sizeof dd);
+    if (desc) dd = *desc;
+    if (!sl__allocator_ok(&dd.open.allocator))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "an allocator needs both alloc and free");
+    m = sl__model_new(&dd);
+    if (!m) return SL__OOM(err, path);
+
+    /* what the path names: an index, or one file (a directory holds one or the other) */
+    if (sl__os_is_dir(path, &m->alloc)) {
+        sl__dirscan d;
+        memset(&d, 0, sizeof d);
+        d.a = &m->alloc;
+        if (sl__os_list_dir(path, &m->alloc, sl__dirscan_fn, &d) != 0)
+            r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "cannot list the directory");
+        else if (d.oom) r = SL__OOM(err, path);
+        else if (d.index || d.n_single == 1) {
+            const char *name = d.index ? d.index : d.single;
+            is_index = d.index != NULL;
+            target = sl__join(&m->alloc, path, strlen(path), name, strlen(name));
+            if (!target) r = SL__OOM(err, path);
+        } else if (d.n_single)
+            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "no *.safetensors.index.json and %d .safetensors files: name one",
+                         d.n_single);
+        else
+            r = sl__fail(err, SAFELOAD_NOT_FOUND, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "no .safetensors file or index in this directory");
+        sl__free(&m->alloc, d.index);
+        sl__free(&m->alloc, d.single);
+    } else {
+        is_index = sl__ends_with(path, ".json");
+        target = sl__strdup(&m->alloc, path, strlen(path));
+        if (!target) r = SL__OOM(err, path);
+    }
+
+    if (r == SAFELOAD_OK && is_index) {
+        r = sl__model_open_index(m, target, &dd, err);
+    } else if (r == SAFELOAD_OK) {
+        m->shards = (safeload_file **)sl__calloc(&m->alloc, 1, sizeof *m->shards);
+        r = m->shards ? safeload_open(&m->shards[0], target, &dd.open, err) : SL__OOM(err, path);
+        if (r == SAFELOAD_OK) {
+            m->n_shards = 1;
+            m->meta = m->shards[0]->meta;
+            m->meta_count = m->shards[0]->meta_count;
+            r = sl__model_index(m, NULL, err);
+        }
+    }
+    sl__free(&m->alloc, target);
+    if (r != SAFELOAD_OK) { safeload_model_close(m); return r; }
+    *out = m;
+    return SAFELOAD_OK;
+}
+
+SL__DEF size_t safeload_model_shard_count(const safeload_model *m) { return m ? m->n_shards : 0; }
+SL__DEF safeload_file *safeload_model_shard(const safeload_model *m, size_t i) {
+    return m && i < m->n_shards ? m->shards[i] : NULL;
+}
+SL__DEF size_t safeload_model_tensor_count(const safeload_model *m) { return m ? m->count : 0; }
+
+SL__DEF const safeload_tensor *safeload_model_tensor_at(const safeload_model *m, size_t i,
+                                                        size_t *shard) {
+    if (!m || i >= m->count) return NULL;
+    if (shard) *shard = m->refs[i].shard;
+    return &m->shards[m->refs[i].shard]->tensors[m->refs[i].idx];
+}
+
+SL__DEF const safeload_tensor *safeload_model_find(const safeload_model *m, const char *name,
+                                                   size_t *shard) {
+    return m && name ? sl__model_lookup(m, name, strlen(name), shard) : NULL;
+}
+
+SL__DEF size_t safeload_model_metadata_count(const safeload_model *m) {
+    return m ? m->meta_count : 0;
+}
+SL__DEF const safeload_kv *safeload_model_metadata_at(const safeload_model *m, size_t i) {
+    return m && i < m->meta_count ? &m->meta[i] : NULL;
+}
+SL__DEF size_t safeload_model_warning_count(const safeload_model *m) {
+    return m ? m->n_warnings : 0;
+}
+SL__DEF const safeload_error *safeload_model_warning(const safeload_model *m, size_t i) {
+    return m && i < m->n_warnings ? &m->warnings[i] : NULL;
+}
+
+SL__DEF safeload_result safeload_model_check_keys(const safeload_model *m,
+                                                  const char *const *expected, size_t count,
+                                                  safeload_key_report *report,
+                                                  safeload_error *err) {
+    sl__nameset ns;
+    sl__clear_error(err);
+    if (!m || !report)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "model or report is NULL");
+    ns.table = (sl__table *)&m->names;
+    ns.keys = SL__KEYS(m->refs, sl__ref);
+    ns.count = m->count;
+    ns.k0 = m->k0;
+    ns.k1 = m->k1;
+    ns.alloc = &m->alloc;
+    return sl__check_keys(&ns, expected, count, report, err);
+}
+
+/* ---- 5c. load planning: requests -> extents -> tasks ----
+   A task is one read: either one piece (<= chunk) of one request, or a run of whole small
+   requests that sit back to back in one shard. Tasks are in file order; workers take the next
+   one from a shared counter, so reads stay mostly sequential and big tensors are shared. */
+
+#define SL__ALIGN 64                    /* arena alignment of every allocated tensor */
+#define SL__DIRECT_ALIGN ((uint64_t)4096)
+#define SL__MAX_SEGS 1024               /* segments per coalesced task (IOV_MAX on Linux) */
+
+typedef struct sl__rp {                 /* a resolved request */
+    uint32_t shard;
+    uint64_t src_off, src_len;          /* absolute file offset and source bytes */
+    unsigned char *dst;                 /* host address, or device address when device */
+    uint64_t dst_len;
+    unsigned ssize, dsize;              /* element bytes (1 when no cast) */
+    sl__cast_fn cast;                   /* NULL: a plain copy */
+    int device;
+    int alloc;                          /* destination comes from the arena */
+} sl__rp;
+
+typedef struct sl__seg {
+    uint32_t req;
+    uint64_t src_pos;                   /* offset of this piece within the request's source */
+    uint64_t len;                       /* source bytes */
+    uint64_t task_pos;                  /* offset within the task's read */
+} sl__seg;
+
+typedef struct sl__task {
+    uint32_t shard;
+    uint32_t seg0, nseg;
+    uint64_t off, len;                  /* absolute file offset, bytes */
+} sl__task;
+
+typedef struct sl__worker {
+    unsigned char *staging;             /* cast staging, run buffer */
+    unsigned char *bounce, *bounce_raw; /* direct I/O, 4 KiB aligned */
+    void **pinned;                      /* device staging (pinned through the hooks) */
+    int *pinned_busy;
+    int next_pinned;
+    uint64_t reads, bytes_read, bytes_written;
+} sl__worker;
+
+struct safeload_arena {
+    unsigned char *host;                /* aligned base */
+    void *host_raw;
+    uint64_t host_size, raw_size;
+    int os_pages;
+    void *device;
+    safeload_device_hooks hooks;
+    safeload_allocator alloc;
+};
+
+typedef struct sl__load {
+    safeload_file **shards;
+    size_t n_shards;
+    sl__os_file *direct;                /* per shard: an O_DIRECT handle, or SL__NO_FILE */
+    safeload_io io;
+    sl__rp *reqs;
+    safeload_request *user;
+    size_t n_reqs;
+    sl__task *tasks;
+    size_t n_tasks, cap_tasks;
+    sl__seg *segs;
+    size_t n_segs, cap_segs;
+    sl__worker *workers;
+    int n_workers;
+    size_t chunk, staging, pinned_size;
+    int pinned_count;
+    volatile uint64_t next_task;
+    volatile uint64_t done_bytes;
+    uint64_t total_bytes;
+    volatile int stop;                  /* 1 after an error or a cancel */
+    sl__mutex mu;
+    sl__cond cv;
+    int have_error;
+    safeload_error first;
+    safeload_progress_fn progress;
+    void *progress_user;
+    uint64_t progress_interval;
+    uint64_t reported;                  /* the last `done` passed to progress */
+    safeload_device_hooks hooks;        /* resolved device hooks */
+    const safeload_allocator *alloc;
+} sl__load;
+
+static safeload_result sl__add_task(sl__load *L, uint32_t shard, uint64_t off) {
+    sl__task *t;
+    if (L->n_tasks == L->cap_tasks &&
+        !sl__grow(L->alloc, (void **)&L->tasks, &L->cap_tasks, L->n_tasks + 1, sizeof(sl__task)))
+        return SAFELOAD_OUT_OF_MEMORY;
+    t = &L->tasks[L->n_tasks++];
+    t->shard = shard;
+    t->off = off;
+    t->len = 0;
+    t->seg0 = (uint32_t)L->n_segs;
+    t->nseg = 0;
+    return SAFELOAD_OK;
+}
+
+static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, uint64_t len) {
+    sl__task *t = &L->tasks[L->n_tasks - 1];
+    sl__seg *s;
+    if (L->n_segs == L->cap_segs &&
+        !sl__grow(L->alloc, (void **)&L->segs, &L->cap_segs, L->n_segs + 1, sizeof(sl__seg)))
+        return SAFELOAD_OUT_OF_MEMORY;
+    s = &L->segs[L->n_segs++];
+    s->req = req;
+    s->src_pos = src_pos;
+    s->len = len;
+    s->task_pos = t->len;
+    t->len += len;
+    t->nseg++;
+    return SAFELOAD_OK;
+}
+
+/* How many source bytes one task may carry for request r. */
+static uint64_t sl__task_limit(const sl__load *L, const sl__rp *r) {
+    uint64_t lim = L->chunk;
+    if (r->device) {
+        /* the output of a task fills at most one pinned buffer */
+        lim = (uint64_t)L->pinned_size / r->dsize * r->ssize;
+    }
+    lim -= lim % r->ssize;
+    return lim ? lim : r->ssize;
+}
+
+/* May a whole request join the current run? Runs are read in one go (preadv, one copy from
+   the mapping, or one read into the staging or pinned buffer). */
+static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
+    const sl__rp *first;
+    uint64_t cap;
+    if (!t || t->shard != r->shard || t->off + t->len != r->src_off || t->nseg >= SL__MAX_SEGS)
+        return 0;
+    first = &L->reqs[L->segs[t->seg0].req];
+    if (first->device != r->device) return 0;
+    if (r->device) {
+        /* output bytes of the run must fit one pinned buffer; casts go through staging */
+        uint64_t out = 0;
+        uint32_t k;
+        for (k = 0; k < t->nseg; k++) {
+            const sl__seg *s = &L->segs[t->seg0 + k];
+            const sl__rp *q = &L->reqs[s->req];
+            out += s->len / q->ssize * q->dsize;
+        }
+        if (out + r->src_len / r->ssize * r->dsize > L->pinned_size) return 0;
+        if (r->cast || first->cast) return t->len + r->src_len <= L->staging;
+        return 1;
+    }
+    /* host: preadv and mappings take a chunk; staged runs a staging buffer */
+    if (L->io == SAFELOAD_IO_MMAP || L->shards[r->shard]->src.kind == SL__SRC_MEMORY)
+        cap = L->chunk;
+#if !defined(SL__WINDOWS)
+    else if (L->io == SAFELOAD_IO_READ && L->shards[r->shard]->src.kind == SL__SRC_FILE &&
+             !r->cast && !first->cast)
+        cap = L->chunk;
+#endif
+    else if (L->io == SAFELOAD_IO_DIRECT && L->direct[r->shard] != SL__NO_FILE)
+        cap = L->chunk;
+    else
+        cap = L->staging;
+    return t->len + r->src_len <= cap;
+}
+
+static safeload_result sl__plan_tasks(sl__load *L, const uint32_t *order) {
+    size_t i;
+    for (i = 0; i < L->n_reqs; i++) {
+        uint32_t ri = order[i];
+        const sl__rp *r = &L->reqs[ri];
+        uint64_t lim = sl__task_limit(L, r), pos = 0;
+        sl__task *cur = L->n_tasks ? &L->tasks[L->n_tasks - 1] : NULL;
+        if (r->src_len == 0) continue;
+        if (r->src_len <= lim && sl__can_join(L, cur, r)) {
+            if (sl__add_seg(L, ri, 0, r->src_len)) return SAFELOAD_OUT_OF_MEMORY;
+            continue;
+        }
+        while (pos < r->src_len) {
+            uint64_t piece = SL__MIN(r->src_len - pos, lim);
+            /* no-cast host pieces end on chunk boundaries of the destination, so each huge page
+               of an arena is filled (and first touched) by one worker */
+            if (!r->cast && !r->device && piece == lim && piece == L->chunk) {
+                uint64_t addr = (uint64_t)(uintptr_t)(r->dst + pos);
+                uint64_t to_boundary = L->chunk - addr % L->chunk;
+                if (to_boundary < piece) piece = to_boundary;
+            }
+            if (sl__add_task(L, r->shard, r->src_off + pos) ||
+                sl__add_seg(L, ri, pos, piece)) return SAFELOAD_OUT_OF_MEMORY;
+            pos += piece;
+        }
+    }
+    return SAFELOAD_OK;
+}
+
+/* ---- 5d. execution ---- */
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 7, 8)))
+#endif
+static void sl__load_fail(sl__load *L, safeload_result code, uint32_t shard, uint64_t offset,
+                          const safeload_tensor *t, const char *tensor_name, const char *fmt,
+                          ...) {
+    safeload_error e;
+    va_list ap;
+    char msg[sizeof e.message];
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sl__fail(&e, code, shard < L->n_shards ? L->shards[shard]->path : "", offset,
+             t ? t->name : tensor_name, t ? t->name_len : (tensor_name ? strlen(tensor_name) : 0),
+             "%s", msg);
+    sl__mutex_lock(&L->mu);
+    if (!L->have_error) {
+        L->first = e;
+        L->have_error = 1;
+    }
+    sl__atomic_store(&L->stop, 1);
+#if !defined(SAFELOAD_NO_THREADS)
+    sl__cond_broadcast(&L->cv);
+#endif
+    sl__mutex_unlock(&L->mu);
+}
+
+/* The tensor a task's byte at file offset `off` belongs to, for error messages. */
+static const safeload_tensor *sl__task_tensor(const sl__load *L, const sl__task *t,
+                                              uint64_t off) {
+    uint32_t k;
+    for (k = 0; k < t->nseg; k++) {
+        const sl__seg *s = &L->segs[t->seg0 + k];
+        if (off < t->off + s->task_pos + s->len) return L->user[s->req].tensor;
+    }
+    return L->user[L->segs[t->seg0].req].tensor;
+}
+
+/* Exactly n bytes at off from an OS handle: 0, or -1 at an early end, or the error code. */
+static int64_t sl__fd_read_full(sl__os_file fd, unsigned char *dst, uint64_t n, uint64_t off,
+                                uint64_t *calls, uint64_t *at) {
+    while (n) {
+        int64_t r = sl__os_pread(fd, dst, (size_t)SL__MIN(n, (uint64_t)SL__READ_MAX), off);
+        (*calls)++;
+        if (r < 0) { *at = off; return -r; }
+        if (r == 0) { *at = off; return -1; }
+        dst += r; off += (uint64_t)r; n -= (uint64_t)r;
+    }
+    return 0;
+}
+
+/* O_DIRECT wants the offset, the length and the buffer aligned: read the aligned range that
+   covers [off, off+n) into `into` (when everything is aligned) or the bounce buffer, and
+   return where byte `off` landed. */
+static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl__task *t,
+                                            uint64_t off, uint64_t n, unsigned char *into) {
+    uint64_t lo = off & ~(SL__DIRECT_ALIGN - 1);
+    uint64_t hi = (off + n + SL__DIRECT_ALIGN - 1) & ~(SL__DIRECT_ALIGN - 1), got = 0;
+    unsigned char *buf = into ? into : w->bounce;
+    while (lo + got < hi) {
+        int64_t r = sl__os_pread(L->direct[t->shard], buf + got,
+                                 (size_t)SL__MIN(hi - lo - got, (uint64_t)SL__READ_MAX), lo + got);
+        w->reads++;
+        if (r < 0) {
+            sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, lo + got, sl__task_tensor(L, t, off),
+                          NULL, "direct read at byte %llu failed (error %lld)",
+                          (sl__ull)(lo + got), (long long)-r);
+            return NULL;
+        }
+        if (r == 0) break;                          /* end of file inside the last block */
+        got += (uint64_t)r;
+    }
+    if (lo + got < off + n) {
+        sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, lo + got, sl__task_tensor(L, t, off),
+                      NULL, "file ended at byte %llu, before byte %llu", (sl__ull)(lo + got),
+                      (sl__ull)(off + n));
+        return NULL;
+    }
+    w->bytes_read += n;
+    return buf + (off - lo);
+}
+
+/* n bytes of a shard at absolute offset off into dst, by the load's I/O mode. */
+static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t off,
+                       unsigned char *dst, uint64_t n) {
+    safeload_file *f = L->shards[t->shard];
+    uint64_t at = off;
+    int64_t rc;
+    if (n == 0) return 1;
+    if (f->src.kind == SL__SRC_MEMORY || (L->io == SAFELOAD_IO_MMAP && f->map)) {
+        memcpy(dst, (f->src.kind == SL__SRC_MEMORY ? f->src.mem : f->map) + off, (size_t)n);
+        w->bytes_read += n;
+        return 1;
+    }
+    if (L->direct && L->direct[t->shard] != SL__NO_FILE) {
+        const unsigned char *p;
+        if (((uint64_t)(uintptr_t)dst | off | n) % SL__DIRECT_ALIGN == 0)
+            p = sl__direct_fill(L, w, t, off, n, dst);
+        else if ((p = sl__direct_fill(L, w, t, off, n, NULL)) != NULL)
+            memcpy(dst, p, (size_t)n);
+        return p != NULL;
+    }
+    if (f->src.kind == SL__SRC_FILE) {
+        rc = sl__fd_read_full(f->src.fd, dst, n, off, &w->reads, &at);
+    } else {
+        /* the caller's reader: short reads are fine, errors and early ends are not */
+        rc = 0;
+        while (n) {
+            int64_t r = f->src.reader.read(f->src.reader.user, off, dst,
+                                           (size_t)SL__MIN(n, (uint64_t)SL__READ_MAX));
+            w->reads++;
+            if (r < 0 || (uint64_t)r > n) { rc = r < 0 ? -r : 5; at = off; break; }
+            if (r == 0) { rc = -1; at = off; break; }
+            dst += r; off += (uint64_t)r; n -= (uint64_t)r;
+            w->bytes_read += (uint64_t)r;
+        }
+        if (!rc) return 1;
+    }
+    if (rc == 0) { w->bytes_read += n; return 1; }
+    if (rc < 0)
+        sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, at, sl__task_tensor(L, t, at), NULL,
+                      "file ended at byte %llu (it was %llu bytes when opened)", (sl__ull)at,
+                      (sl__ull)f->src.size);
+    else
+        sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at), NULL,
+                      "read at byte %llu failed (error %lld)", (sl__ull)at, (long long)rc);
+    return 0;
+}
+
+/* Where a task's bytes can be read from memory: the mapping, the caller's buffer, or a copy
+   read into the bounce (direct) or staging buffer. */
+static const unsigned char *sl__read_run(sl__load *L, sl__worker *w, const sl__task *t) {
+    safeload_file *f = L->shards[t->shard];
+    if (f->src.kind == SL__SRC_MEMORY) { w->bytes_read += t->len; return f->src.mem + t->off; }
+    if (L->io == SAFELOAD_IO_MMAP && f->map) { w->bytes_read += t->len; return f->map + t->off; }
+    if (L->direct && L->direct[t->shard] != SL__NO_FILE)
+        return sl__direct_fill(L, w, t, t->off, t->len, NULL);
+    SAFELOAD_ASSERT(t->len <= L->staging);
+    return sl__io_read(L, w, t, t->off, w->staging, t->len) ? w->staging : NULL;
+}
+
+SL__INLINE void sl__emit(const sl__rp *r, unsigned char *dst, const unsigned char *src,
+                         uint64_t len) {
+    if (r->cast) r->cast(dst, src, (size_t)(len / r->ssize));
+    else memcpy(dst, src, (size_t)len);
+}
+
+static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
+    const sl__seg *s0 = &L->segs[t->seg0];
+    const sl__rp *r0 = &L->reqs[s0->req];
+    safeload_file *f = L->shards[t->shard];
+    const unsigned char *src;
+    uint32_t k;
+    int staged = f->src.kind == SL__SRC_READER ||
+                 (f->src.kind == SL__SRC_FILE && !(L->io == SAFELOAD_IO_MMAP && f->map) &&
+                  !(L->direct && L->direct[t->shard] != SL__NO_FILE));
+    if (t->nseg == 1 && !r0->cast) {
+        /* straight into the destination: no staging, no second pass */
+        w->bytes_written += t->len;
+        return sl__io_read(L, w, t, t->off, r0->dst + s0->src_pos, t->len);
+    }
+    if (t->nseg == 1 && staged) {
+        /* read a cache-sized piece, cast it into the destination while it is hot */
+        uint64_t pos = 0, piece = L->staging - L->staging % r0->ssize;
+        while (pos < t->len) {
+            uint64_t n = SL__MIN(piece, t->len - pos);
+            if (sl__atomic_load(&L->stop)) return 0;
+            if (!sl__io_read(L, w, t, t->off + pos, w->staging, n)) return 0;
+            sl__emit(r0, r0->dst + (s0->src_pos + pos) / r0->ssize * r0->dsize, w->staging, n);
+            pos += n;
+        }
+        w->bytes_written += t->len / r0->ssize * r0->dsize;
+        return 1;
+    }
+#if !defined(SL__WINDOWS)
+    if (staged && f->src.kind == SL__SRC_FILE) {
+        /* a run of whole small tensors, no casts: one preadv scatters it into place */
+        struct iovec iov[SL__MAX_SEGS];
+        int all_plain = 1;
+        for (k = 0; k < t->nseg && all_plain; k++) all_plain = !L->reqs[L->segs[t->seg0 + k].req].cast;
+        if (all_plain) {
+            uint64_t off = t->off, left = t->len;
+            int first = 0;
+            for (k = 0; k < t->nseg; k++) {
+                const sl__seg *s = &L->segs[t->seg0 + k];
+                iov[k].iov_base = L->reqs[s->req].dst + s->src_pos;
+                iov[k].iov_len = (size_t)s->len;
+            }
+            while (left) {
+                ssize_t got = preadv(f->src.fd, iov + first, (int)t->nseg - first, (off_t)off);
+                w->reads++;
+                if (got < 0 && errno == EINTR) continue;
+                if (got <= 0) {
+                    if (got == 0)
+                        sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, off,
+                                      sl__task_tensor(L, t, off), NULL, "file ended at byte "
+                                      "%llu (it was %llu bytes when opened)", (sl__ull)off,
+                                      (sl__ull)f->src.size);
+                    else
+                        sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, off,
+                                      sl__task_tensor(L, t, off), NULL, "read at byte %llu "
+                                      "failed (error %d)", (sl__ull)off, errno);
+                    return 0;
+                }
+                off += (uint64_t)got;
+                left -= (uint64_t)got;
+                w->bytes_read += (uint64_t)got;
+                /* a short read: skip the filled vectors, trim the partial one */
+                while (got > 0 && first < (int)t->nseg) {
+                    if ((size_t)got >= iov[first].iov_len) { got -= (ssize_t)iov[first].iov_len; first++; }
+                    else {
+                        iov[first].iov_base = (unsigned char *)iov[first].iov_base + got;
+                        iov[first].iov_len -= (size_t)got;
+                        got = 0;
+                    }
+                }
+            }
+            w->bytes_written += t->len;
+            return 1;
+        }
+    }
+#endif
+    /* everything else: the run's bytes from memory, then copy or cast each piece */
+    if (!(src = sl__read_run(L, w, t))) return 0;
+    for (k = 0; k < t->nseg; k++) {
+        const sl__seg *s = &L->segs[t->seg0 + k];
+        const sl__rp *r = &L->reqs[s->req];
+        sl__emit(r, r->dst + s->src_pos / r->ssize * r->dsize, src + s->task_pos, s->len);
+        w->bytes_written += s->len / r->ssize * r->dsize;
+    }
+    return 1;
+}
+
+/* Device tasks, setup and teardown live in section 6. */
+static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *t);
+static void sl__device_drain(sl__load *L, sl__worker *w, int wid);
+
+static void sl__maybe_progress(sl__load *L, uint64_t *last, int final) {
+    uint64_t done = sl__atomic_load(&L->done_bytes);
+    if (!L->progress || (!final && done - *last < L->progress_interval)) return;
+    *last = done;
+    L->reported = done;
+    if (L->progress(L->progress_user, done, L->total_bytes) != 0) {
+        sl__mutex_lock(&L->mu);
+        if (!L->have_error) {
+            sl__fail(&L->first, SAFELOAD_CANCELLED, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                     "cancelled by the progress callback at %llu of %llu bytes", (sl__ull)done,
+                     (sl__ull)L->total_bytes);
+            L->have_error = 1;
+        }
+        sl__atomic_store(&L->stop, 1);
+        sl__mutex_unlock(&L->mu);
+    }
+}
+
+static void sl__load_job(void *ctx, int wid) {
+    sl__load *L = (sl__load *)ctx;
+    sl__worker *w = &L->workers[wid];
+    uint64_t last = 0;
+    for (;;) {
+        uint64_t i;
+        const sl__task *t;
+        int ok;
+        if (sl__atomic_load(&L->stop)) break;
+        i = sl__atomic_add(&L->next_task, 1);
+        if (i >= L->n_tasks) break;
+        t = &L->tasks[i];
+        ok = L->reqs[L->segs[t->seg0].req].device ? sl__device_task(L, w, wid, t)
+                                                  : sl__host_task(L, w, t);
+        if (!ok) break;
+        sl__atomic_add(&L->done_bytes, t->len);
+        if (wid == 0) sl__maybe_progress(L, &last, 0);
+#if !defined(SAFELOAD_NO_THREADS)
+        else if (L->progress) {
+            sl__mutex_lock(&L->mu);
+            sl__cond_broadcast(&L->cv);
+            sl__mutex_unlock(&L->mu);
+        }
+#endif
+    }
+    sl__device_drain(L, w, wid);
+#if !defined(SAFELOAD_NO_THREADS)
+    /* the caller keeps reporting progress while the others finish */
+    if (wid == 0 && L->progress && L->n_workers > 1) {
+        sl__mutex_lock(&L->mu);
+        while (!sl__atomic_load(&L->stop) &&
+               sl__atomic_load(&L->done_bytes) < L->total_bytes) {
+            sl__cond_wait(&L->cv, &L->mu);
+            sl__mutex_unlock(&L->mu);
+            sl__maybe_progress(L, &last, 0);
+            sl__mutex_lock(&L->mu);
+        }
+        sl__mutex_unlock(&L->mu);
+    }
+#endif
+}
+
+/* ---- 5e. the load call ---- */
+
+typedef const safeload_tensor *(*sl__resolve_fn)(const void *ctx, const char *name, size_t *shard);
+
+static const safeload_tensor *sl__resolve_model(const void *ctx, const char *name,
+                                                size_t *shard) {
+    return sl__model_lookup((const safeload_model *)ctx, name, strlen(name), shard);
+}
+
+static const safeload_tensor *sl__resolve_file(const void *ctx, const char *name, size_t *shard) {
+    *shard = 0;
+    return safeload_find((const safeload_file *)ctx, name);
+}
+
+static int sl__req_less(const sl__rp *r, uint32_t a, uint32_t b) {
+    return r[a].shard < r[b].shard || (r[a].shard == r[b].shard && r[a].src_off < r[b].src_off);
+}
+
+static void sl__sort_reqs(const sl__rp *r, uint32_t *v, uint32_t *tmp, size_t n) {
+    size_t w, lo;
+    for (w = 1; w < n; w *= 2) {
+        for (lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = SL__MIN(lo + w, n), hi = SL__MIN(lo + 2 * w, n), x = lo, y = mid, o = lo;
+            while (x < mid && y < hi) tmp[o++] = sl__req_less(r, v[y], v[x]) ? v[y++] : v[x++];
+            while (x < mid) tmp[o++] = v[x++];
+            while (y < hi) tmp[o++] = v[y++];
+        }
+        memcpy(v, tmp, n * sizeof *v);
+    }
+}
+
+SL__DEF void safeload_arena_free(safeload_arena *a) {
+    safeload_allocator al;
+    if (!a) return;
+    al = a->alloc;
+    if (a->host_raw) {
+        if (a->os_pages) sl__os_free_pages(a->host_raw, a->raw_size);
+        else sl__free(&al, a->host_raw);
+    }
+    if (a->device && a->hooks.device_free) a->hooks.device_free(a->hooks.user, a->device);
+    sl__free(&al, a);
+}
+
+static safeload_result sl__resolve_hooks(sl__load *L, const safeload_load_desc *d, int need_alloc,
+                                         safeload_error *err);
+static safeload_result sl__device_budget(sl__load *L, const safeload_load_desc *d, int workers,
+                                         safeload_error *err);
+static void sl__worker_free(sl__load *L, sl__worker *w);
+static safeload_result sl__device_setup(sl__load *L, safeload_error *err);
+
+static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl__resolve_fn resolve,
+                                    const void *rctx, safeload_request *reqs, size_t n,
+                                    const safeload_load_desc *desc, safeload_arena **arena_out,
+                                    safeload_error *err) {
+    safeload_load_desc d;
+    sl__load L;
+    safeload_result r = SAFELOAD_OK;
+    safeload_arena *arena = NULL;
+    uint32_t *order = NULL, *tmp = NULL;
+    uint64_t host_total = 0, dev_total = 0, max_task = 0;
+    size_t i;
+    int need_host = 0, need_dev = 0, any_dev = 0, workers, hooks_begun = 0;
+    safeload_pool *pool = NULL, *tmp_pool = NULL;
+    const char *path0 = n_shards ? shards[0]->path : "";
+
+    memset(&L, 0, sizeof L);
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (arena_out) *arena_out = NULL;
+    if (n && !reqs)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "requests is NULL");
+    if (!sl__allocator_ok(&d.allocator))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "an allocator needs both alloc and free");
+    L.alloc = &d.allocator;
+    L.shards = shards;
+    L.n_shards = n_shards;
+    L.user = reqs;
+    L.n_reqs = n;
+    L.io = d.io == SAFELOAD_IO_DEFAULT ? SAFELOAD_IO_READ : d.io;
+    if ((unsigned)L.io > (unsigned)SAFELOAD_IO_DIRECT)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "unknown I/O mode %d", (int)d.io);
+    L.chunk = d.chunk_size ? SL__MAX(d.chunk_size, (size_t)4096) : (size_t)(2 * SL__MIB);
+    L.chunk -= L.chunk % 4096;
+    L.staging = d.staging_size ? SL__MAX(d.staging_size, (size_t)4096) : (size_t)(256 * SL__KIB);
+    L.staging -= L.staging % 64;
+    L.pinned_size = d.pinned_size ? SL__MAX(d.pinned_size, (size_t)4096) : (size_t)(4 * SL__MIB);
+    L.pinned_count = d.pinned_count >= 2 ? d.pinned_count : 2;
+    L.progress = d.progress;
+    L.progress_user = d.progress_user;
+    L.progress_interval = d.progress_interval ? d.progress_interval : 64 * SL__MIB;
+    for (i = 0; i < n; i++) {
+        reqs[i].data = NULL;
+        reqs[i].nbytes = 0;
+        reqs[i].tensor = NULL;
+        reqs[i].shard = 0;
+    }
+    if (sl__mutex_init(&L.mu) != 0)
+        return sl__fail(err, SAFELOAD_THREAD_ERROR, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "cannot create a lock");
+#if !defined(SAFELOAD_NO_THREADS)
+    if (sl__cond_init(&L.cv) != 0) {
+        sl__mutex_destroy(&L.mu);
+        return sl__fail(err, SAFELOAD_THREAD_ERROR, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "cannot create a condition variable");
+    }
+#endif
+
+    /* resolve every request: tensor, byte range, cast, destination */
+    L.reqs = (sl__rp *)sl__calloc(L.alloc, n + 1, sizeof(sl__rp));
+    order = (uint32_t *)sl__malloc(L.alloc, (n + 1) * sizeof(uint32_t));
+    tmp = (uint32_t *)sl__malloc(L.alloc, (n + 1) * sizeof(uint32_t));
+    if (!L.reqs || !order || !tmp) { r = SL__OOM(err, path0); goto out; }
+    if (n > (size_t)UINT32_MAX - 1) {
+        r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "too many requests");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        safeload_request *q = &reqs[i];
+        sl__rp *p = &L.reqs[i];
+        const safeload_tensor *t;
+        size_t shard = 0;
+        safeload_dtype dt;
+        uint64_t rows, row_bytes, rb, re;
+        const char *sp;
+        if (!q->name) {
+            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "request %llu has no name", (sl__ull)i);
+            goto out;
+        }
+        t = resolve(rctx, q->name, &shard);
+        if (!t) {
+            r = sl__fail(err, SAFELOAD_NOT_FOUND, path0, SAFELOAD_NO_OFFSET, q->name,
+                         strlen(q->name), "request %llu names a tensor the checkpoint does not "
+                         "hold", (sl__ull)i);
+            goto out;
+        }
+        sp = shards[shard]->path;
+        q->tensor = t;
+        q->shard = shard;
+        p->shard = (uint32_t)shard;
+        dt = q->dtype == SAFELOAD_DTYPE_NONE ? t->dtype : q->dtype;
+        p->ssize = p->dsize = 1;
+        if (dt != t->dtype) {
+            p->cast = sl__cast_resolve(dt, t->dtype, SAFELOAD_SIMD_AUTO, 0);
+            if (!p->cast) {
+                r = sl__fail(err, SAFELOAD_UNSUPPORTED_CONVERSION, sp, t->header_offset, t->name,
+                             t->name_len, "cannot cast %s to %s", sl__dtype_names[t->dtype],
+                             safeload_dtype_name(dt) ? safeload_dtype_name(dt) : "(unknown)");
+                goto out;
+            }
+            p->ssize = (unsigned)safeload_dtype_size(t->dtype);
+            p->dsize = (unsigned)safeload_dtype_size(dt);
+        }
+        /* the slice: whole rows of dimension 0 */
+        rb = 0;
+        re = 0;
+        rows = t->rank ? t->shape[0] : 1;
+        if (q->row_end != 0 || q->row_begin != 0) {
+            if (t->rank == 0 || q->row_begin >= q->row_end || q->row_end > rows) {
+                r = sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name,
+                             t->name_len, "rows [%llu, %llu) of a tensor with %llu rows",
+                             (sl__ull)q->row_begin, (sl__ull)q->row_end,
+                             (sl__ull)(t->rank ? rows : 0));
+                goto out;
+            }
+            rb = q->row_begin;
+            re = q->row_end;
+        }
+        row_bytes = rows ? t->nbytes / rows : 0;
+        if (re && row_bytes * rows != t->nbytes) {
+            r = sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name, t->name_len,
+                         "a row of this %s tensor is not a whole number of bytes",
+                         sl__dtype_names[t->dtype]);
+            goto out;
+        }
+        p->src_off = t->file_offset + (re ? rb * row_bytes : 0);
+        p->src_len = re ? (re - rb) * row_bytes : t->nbytes;
+        p->dst_len = p->src_len / p->ssize * p->dsize;
+        if (p->dst_len / p->dsize * p->ssize != p->src_len || (uint64_t)(size_t)p->dst_len != p->dst_len) {
+            r = sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
+                         "the destination size overflows");
+            goto out;
+        }
+        if (p->cast && p->dst_len >= 8 * SL__MIB) {
+            sl__cast_fn nt = sl__cast_resolve(dt, t->dtype, SAFELOAD_SIMD_AUTO, 1);
+            if (nt) p->cast = nt;   /* big outputs: stream past the cache */
+        }
+        p->device = q->device != 0;
+        any_dev |= p->device;
+        if (q->dst) {
+            if (q->dst_size < p->dst_len) {
+                r = sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, sp, t->header_offset, t->name,
+                             t->name_len, "needs %llu bytes, the destination has %llu",
+                             (sl__ull)p->dst_len, (sl__ull)q->dst_size);
+                goto out;
+            }
+            p->dst = (unsigned char *)q->dst;
+        } else {
+            /* arena space: 64-byte aligned on the host, 256 on a device */
+            uint64_t al = p->device ? 256 : SL__ALIGN, *tot = p->device ? &dev_total : &host_total;
+            p->alloc = 1;
+            *tot = (*tot + al - 1) / al * al;
+            p->dst = (unsigned char *)(uintptr_t)*tot;     /* an offset until the arena exists */
+            if (p->dst_len > UINT64_MAX - *tot) {
+                r = sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
+                             "the arena size overflows");
+                goto out;
+            }
+            *tot += p->dst_len;
+            if (p->device) need_dev = 1; else need_host = 1;
+        }
+        L.total_bytes += p->src_len;
+    }
+    if ((need_host || need_dev) && !arena_out) {
+        r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "requests without a destination need an arena pointer");
+        goto out;
+    }
+    if (any_dev && (r = sl__resolve_hooks(&L, &d, need_dev, err)) != SAFELOAD_OK) goto out;
+
+    /* the I/O mode's handles: mappings, or O_DIRECT handles (falling back to buffered reads
+       where the file system refuses them) */
+    if (L.io == SAFELOAD_IO_MMAP) {
+        for (i = 0; i < n_shards; i++)
+            if ((r = sl__file_map(shards[i], err)) != SAFELOAD_OK) goto out;
+    } else if (L.io == SAFELOAD_IO_DIRECT) {
+        int any = 0;
+        L.direct = (sl__os_file *)sl__malloc(L.alloc, (n_shards + 1) * sizeof(sl__os_file));
+        if (!L.direct) { r = SL__OOM(err, path0); goto out; }
+        for (i = 0; i < n_shards; i++) {
+            uint64_t sz = 0;
+            L.direct[i] = SL__NO_FILE;
+            if (shards[i]->src.kind == SL__SRC_FILE &&
+                sl__os_open(shards[i]->path, 1, L.alloc, &L.direct[i], &sz) == 0) any = 1;
+        }
+        if (!any) L.io = SAFELOAD_IO_READ;
+    }
+
+    /* the arena: one mapping, huge pages requested, first touched by the workers */
+    if (need_host || need_dev) {
+        arena = (safeload_arena *)sl__calloc(L.alloc, 1, sizeof *arena);
+        if (!arena) { r = SL__OOM(err, path0); goto out; }
+        arena->alloc = d.allocator;
+        arena->hooks = L.hooks;
+    }
+    if (need_host) {
+        uint64_t huge = 2 * SL__MIB;
+        arena->host_size = host_total;
+        if (!d.allocator.alloc && host_total >= huge) {
+            arena->raw_size = host_total + huge;
+            arena->host_raw = sl__os_alloc_pages(arena->raw_size, 1);
+            arena->os_pages = 1;
+            if (arena->host_raw)
+                arena->host = (unsigned char *)(((uintptr_t)arena->host_raw + huge - 1) &
+                                                ~(uintptr_t)(huge - 1));
+        } else if ((uint64_t)(size_t)(host_total + SL__ALIGN) == host_total + SL__ALIGN) {
+            arena->raw_size = host_total + SL__ALIGN;
+            arena->host_raw = sl__malloc(L.alloc, (size_t)arena->raw_size);
+            if (arena->host_raw)
+                arena->host = (unsigned char *)(((uintptr_t)arena->host_raw + SL__ALIGN - 1) &
+                                                ~(uintptr_t)(SL__ALIGN - 1));
+        }
+        if (!arena->host_raw) {
+            r = sl__fail(err, SAFELOAD_OUT_OF_MEMORY, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "cannot allocate %llu bytes for the loaded tensors",
+                         (sl__ull)host_total);
+            goto out;
+        }
+    }
+    if (need_dev) {
+        if (L.hooks.device_alloc(L.hooks.user, (size_t)dev_total, &arena->device) != 0 ||
+            !arena->device) {
+            arena->device = NULL;
+            r = sl__fail(err, SAFELOAD_HOOK_FAILED, path0, SAFELOAD_NO_OFFSET, "device_alloc",
+                         12, "device_alloc hook failed for %llu bytes", (sl__ull)dev_total);
+            goto out;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        sl__rp *p = &L.reqs[i];
+        if (p->alloc) p->dst = (p->device ? (unsigned char *)arena->device : arena->host) +
+                               (uintptr_t)p->dst;
+        order[i] = (uint32_t)i;
+    }
+
+    /* threads, the pinned budget (it bounds device task sizes), then tasks in file order */
+    if ((r = sl__pool_for(d.pool, d.threads, &pool, &tmp_pool, &workers, err)) != SAFELOAD_OK)
+        goto out;
+    if (any_dev && (r = sl__device_budget(&L, &d, workers, err)) != SAFELOAD_OK) goto out;
+    sl__sort_reqs(L.reqs, order, tmp, n);
+    if (sl__plan_tasks(&L, order) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
+    for (i = 0; i < L.n_tasks; i++) max_task = SL__MAX(max_task, L.tasks[i].len);
+
+    /* workers and their buffers */
+    if ((size_t)workers > L.n_tasks) workers = L.n_tasks ? (int)L.n_tasks : 1;
+    L.n_workers = workers;
+    L.workers = (sl__worker *)sl__calloc(L.alloc, (size_t)workers, sizeof(sl__worker));
+    if (!L.workers) { r = SL__OOM(err, path0); goto out; }
+    for (i = 0; i < (size_t)workers && L.n_tasks; i++) {
+        sl__worker *w = &L.workers[i];
+        w->staging = (unsigned char *)sl__malloc(L.alloc, L.staging);
+        if (!w->staging) { r = SL__OOM(err, path0); goto out; }
+        if (L.io == SAFELOAD_IO_DIRECT) {
+            uint64_t sz = SL__MAX(max_task, (uint64_t)L.staging) + 3 * SL__DIRECT_ALIGN;
+            w->bounce_raw = (unsigned char *)sl__malloc(L.alloc, (size_t)sz);
+            if (!w->bounce_raw) { r = SL__OOM(err, path0); goto out; }
+            w->bounce = (unsigned char *)(((uintptr_t)w->bounce_raw + SL__DIRECT_ALIGN - 1) &
+                                          ~(uintptr_t)(SL__DIRECT_ALIGN - 1));
+        }
+    }
+    if (any_dev && L.n_tasks) {
+        if ((r = sl__device_setup(&L, err)) != SAFELOAD_OK) goto out;
+        hooks_begun = 1;
+    }
+    if (d.stats) {
+        memset(d.stats, 0, sizeof *d.stats);
+        d.stats->threads = workers;
+        d.stats->io = L.io;
+    }
+
+    if (L.n_tasks) sl__pool_run(pool, sl__load_job, &L, workers);
+    if (any_dev && hooks_begun && !L.have_error && L.hooks.sync(L.hooks.user) != 0)
+        sl__load_fail(&L, SAFELOAD_HOOK_FAILED, 0, SAFELOAD_NO_OFFSET, NULL, "sync",
+                      "the sync hook failed at the end of the load");
+    if (!L.have_error && L.progress && L.reported != L.total_bytes) {
+        uint64_t last = 0;
+        L.done_bytes = L.total_bytes;
+        sl__maybe_progress(&L, &last, 1);    /* the final call, unless one said 100% already */
+    }
+    if (L.have_error) {
+        r = L.first.code;
+        if (err) *err = L.first;
+    }
+    if (d.stats) {
+        for (i = 0; i < (size_t)workers; i++) {
+            d.stats->bytes_read += L.workers[i].bytes_read;
+            d.stats->bytes_written += L.workers[i].bytes_written;
+            d.stats->reads += L.workers[i].reads;
+        }
+    }
+out:
+    if (L.workers) {
+        for (i = 0; i < (size_t)L.n_workers; i++) sl__worker_free(&L, &L.workers[i]);
+        if (d.stats) d.stats->pinned_bytes = (uint64_t)L.n_workers * (uint64_t)L.pinned_count *
+                                             (any_dev && L.n_tasks ? L.pinned_size : 0);
+    }
+    if (hooks_begun) {
+        if (r != SAFELOAD_OK) L.hooks.sync(L.hooks.user);   /* nothing may still be in flight */
+        if (L.hooks.end) L.hooks.end(L.hooks.user);
+    }
+    safeload_pool_destroy(tmp_pool);
+    if (L.direct) {
+        for (i = 0; i < n_shards; i++) sl__os_close(L.direct[i]);
+        sl__free(L.alloc, L.direct);
+    }
+    if (r == SAFELOAD_OK) {
+        for (i = 0; i < n; i++) {
+            reqs[i].data = L.reqs[i].dst;
+            reqs[i].nbytes = L.reqs[i].dst_len;
+        }
+        if (arena_out) *arena_out = arena;
+        else safeload_arena_free(arena);
+    } else {
+        for (i = 0; i < n; i++) { reqs[i].data = NULL; reqs[i].nbytes = 0; }
+        safeload_arena_free(arena);
+    }
+    sl__free(L.alloc, L.workers);
+    sl__free(L.alloc, L.tasks);
+    sl__free(L.alloc, L.segs);
+    sl__free(L.alloc, L.reqs);
+    sl__free(L.alloc, order);
+    sl__free(L.alloc, tmp);
+#if !defined(SAFELOAD_NO_THREADS)
+    sl__cond_destroy(&L.cv);
+#endif
+    sl__mutex_destroy(&L.mu);
+    return r;
+}
+
+SL__DEF safeload_result safeload_load(safeload_model *m, safeload_request *reqs, size_t n,
+                                      const safeload_load_desc *desc, safeload_arena **arena,
+                                      safeload_error *err) {
+    sl__clear_error(err);
+    if (!m) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                            "model is NULL");
+    return sl__load_run(m->shards, m->n_shards, sl__resolve_model, m, reqs, n, desc, arena, err);
+}
+
+SL__DEF safeload_result safeload_load_file(safeload_file *f, safeload_request *reqs, size_t n,
+                                           const safeload_load_desc *desc,
+                                           safeload_arena **arena, safeload_error *err) {
+    sl__clear_error(err);
+    if (!f) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                            "file is NULL");
+    return sl__load_run(&f, 1, sl__resolve_file, f, reqs, n, desc, arena, err);
+}
+
+SL__DEF void safeload_loaded_free(safeload_loaded *l) {
+    safeload_allocator a;
+    if (!l) return;
+    a = l->allocator_;
+    safeload_arena_free(l->arena);
+    sl__free(&a, l->tensors);
+    sl__free(&a, l);
+}
+
+SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtype,
+                                          const safeload_load_desc *desc, safeload_loaded **out,
+                                          safeload_error *err) {
+    safeload_loaded *l;
+    safeload_result r;
+    safeload_allocator a;
+    size_t i;
+    sl__clear_error(err);
+    if (!m || !out)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "model or out is NULL");
+    *out = NULL;
+    memset(&a, 0, sizeof a);
+    if (desc) a = desc->allocator;
+    if (!sl__allocator_ok(&a))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "an allocator needs both alloc and free");
+    l = (safeload_loaded *)sl__calloc(&a, 1, sizeof *l);
+    if (!l) return SL__OOM(err, "");
+    l->allocator_ = a;
+    l->tensors = (safeload_request *)sl__calloc(&a, m->count + 1, sizeof *l->tensors);
+    if (!l->tensors) { sl__free(&a, l); return SL__OOM(err, ""); }
+    l->count = m->count;
+    for (i = 0; i < m->count; i++) {
+        const safeload_tensor *t = &m->shards[m->refs[i].shard]->tensors[m->refs[i].idx];
+        l->tensors[i].name = t->name;
+        if (dtype != SAFELOAD_DTYPE_NONE && dtype != t->dtype &&
+            sl__cast_resolve(dtype, t->dtype, SAFELOAD_SIMD_AUTO, 0))
+            l->tensors[i].dtype = dtype;
+    }
+    r = safeload_load(m, l->tensors, l->count, desc, &l->arena, err);
+    if (r != SAFELOAD_OK) { safeload_loaded_free(l); return r; }
+    *out = l;
+    return SAFELOAD_OK;
+}
+
+/* =============================================================================================
+   6. DEVICE HOOKS: resolving the hooks, pinned double-buffered staging, uploads
+   ========================================================================================== */
+
+/* The named hooks are weak references: a program that links a definition gets it used, one
+   that does not sees NULL and gets HOOK_MISSING naming the function. PE/COFF (MinGW, MSVC) has
+   no usable weak references: there, pass the hooks in safeload_load_desc.hooks. */
+#if !defined(SAFELOAD_NO_WEAK_HOOKS) && defined(SL__GNUC) && !defined(SL__WINDOWS) && \
+    (defined(__ELF__) || defined(__APPLE__))
+#  define SL__WEAK_HOOKS 1
+#  if defined(__APPLE__)
+#    define SL__WEAK_REF __attribute__((weak_import))
+#  else
+#    define SL__WEAK_REF __attribute__((weak))
+#  endif
+SL__WEAK_REF int safeload_cuda_pinned_alloc(void *user, size_t size, void **out);
+SL__WEAK_REF void safeload_cuda_pinned_free(void *user, void *ptr);
+SL__WEAK_REF int safeload_cuda_device_alloc(void *user, size_t size, void **out);
+SL__WEAK_REF void safeload_cuda_device_free(void *user, void *ptr);
+SL__WEAK_REF int safeload_cuda_begin(void *user, int workers, int buffers);
+SL__WEAK_REF int safeload_cuda_upload(void *user, int worker, int buffer, void *device_dst,
+                                      const void *pinned_src, size_t n);
+SL__WEAK_REF int safeload_cuda_wait(void *user, int worker, int buffer);
+SL__WEAK_REF int safeload_cuda_sync(void *user);
+SL__WEAK_REF void safeload_cuda_end(void *user);
+SL__WEAK_REF int safeload_ascend_pinned_alloc(void *user, size_t size, void **out);
+SL__WEAK_REF void safeload_ascend_pinned_free(void *user, void *ptr);
+SL__WEAK_REF int safeload_ascend_device_alloc(void *user, size_t size, void **out);
+SL__WEAK_REF void safeload_ascend_device_free(void *user, void *ptr);
+SL__WEAK_REF int safeload_ascend_begin(void *user, int workers, int buffers);
+SL__WEAK_REF int safeload_ascend_upload(void *user, int worker, int buffer, void *device_dst,
+                                        const void *pinned_src, size_t n);
+SL__WEAK_REF int safeload_ascend_wait(void *user, int worker, int buffer);
+SL__WEAK_REF int safeload_ascend_sync(void *user);
+SL__WEAK_REF void safeload_ascend_end(void *user);
+#endif
+
+/* Each hook: from the options if set there, else the linked named function. */
+static safeload_result sl__resolve_hooks(sl__load *L, const safeload_load_desc *d,
+                                         int need_alloc, safeload_error *err) {
+    safeload_device_hooks h = d->hooks;
+    const char *prefix = "hooks.";
+    const char *missing = NULL;
+    const char *path0 = L->n_shards ? L->shards[0]->path : "";
+    char name[64];
+#if defined(SL__WEAK_HOOKS)
+    if (d->device == SAFELOAD_DEVICE_CUDA) {
+        prefix = "safeload_cuda_";
+        if (!h.pinned_alloc) h.pinned_alloc = safeload_cuda_pinned_alloc;
+        if (!h.pinned_free) h.pinned_free = safeload_cuda_pinned_free;
+        if (!h.device_alloc) h.device_alloc = safeload_cuda_device_alloc;
+        if (!h.device_free) h.device_free = safeload_cuda_device_free;
+        if (!h.begin) h.begin = safeload_cuda_begin;
+        if (!h.upload) h.upload = safeload_cuda_upload;
+        if (!h.wait) h.wait = safeload_cuda_wait;
+        if (!h.sync) h.sync = safeload_cuda_sync;
+        if (!h.end) h.end = safeload_cuda_end;
+    } else if (d->device == SAFELOAD_DEVICE_ASCEND) {
+        prefix = "safeload_ascend_";
+        if (!h.pinned_alloc) h.pinned_alloc = safeload_ascend_pinned_alloc;
+        if (!h.pinned_free) h.pinned_free = safeload_ascend_pinned_free;
+        if (!h.device_alloc) h.device_alloc = safeload_ascend_device_alloc;
+        if (!h.device_free) h.device_free = safeload_ascend_device_free;
+        if (!h.begin) h.begin = safeload_ascend_begin;
+        if (!h.upload) h.upload = safeload_ascend_upload;
+        if (!h.wait) h.wait = safeload_ascend_wait;
+        if (!h.sync) h.sync = safeload_ascend_sync;
+        if (!h.end) h.end = safeload_ascend_end;
+    }
+#else
+    if (d->device == SAFELOAD_DEVICE_CUDA) prefix = "safeload_cuda_";
+    if (d->device == SAFELOAD_DEVICE_ASCEND) prefix = "safeload_ascend_";
+#endif
+    if (!h.upload) missing = "upload";
+    else if (!h.wait) missing = "wait";
+    else if (!h.sync) missing = "sync";
+    else if (!h.pinned_alloc) missing = "pinned_alloc";
+    else if (!h.pinned_free) missing = "pinned_free";
+    else if (need_alloc && !h.device_alloc) missing = "device_alloc";
+    if (missing) {
+        snprintf(name, sizeof name, "%s%s", prefix, missing);
+        return sl__fail(err, SAFELOAD_HOOK_MISSING, path0, SAFELOAD_NO_OFFSET, name,
+                        strlen(name), "a device destination needs %s: %s", name,
+                        d->device == SAFELOAD_DEVICE_CUDA || d->device == SAFELOAD_DEVICE_ASCEND
+#if defined(SL__WEAK_HOOKS)
+                        ? "define it in your program and link it in, or set it in "
+                          "safeload_load_desc.hooks"
+#else
+                        ? "this platform has no weak references: set it in "
+                          "safeload_load_desc.hooks"
+#endif
+                        : "set it in safeload_load_desc.hooks (or set desc.device to "
+                          "SAFELOAD_DEVICE_CUDA/ASCEND and link the named hooks)");
+    }
+    L->hooks = h;
+    return SAFELOAD_OK;
+}
+
+/* Pinned memory per worker: pinned_count buffers of pinned_size, all within pinned_limit. */
+static safeload_result sl__device_budget(sl__load *L, const safeload_load_desc *d, int workers,
+                                         safeload_error *err) {
+    uint64_t limit = d->pinned_limit ? d->pinned_limit : 256 * SL__MIB;
+    uint64_t per = limit / ((uint64_t)workers * (uint64_t)L->pinned_count);
+    if (per < 64 * SL__KIB)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->n_shards ? L->shards[0]->path : "",
+                        SAFELOAD_NO_OFFSET, NULL, 0, "pinned_limit %llu is too small for %d "
+                        "workers x %d buffers of at least 64 KiB", (sl__ull)limit, workers,
+                        L->pinned_count);
+    if (L->pinned_size > per) L->pinned_size = (size_t)(per - per % 4096);
+    return SAFELOAD_OK;
+}
+
+static safeload_result sl__device_setup(sl__load *L, safeload_error *err) {
+    int i, b;
+    const char *path0 = L->n_shards ? L->shards[0]->path : "";
+    if (L->hooks.begin && L->hooks.begin(L->hooks.user, L->n_workers, L->pinned_count) != 0)
+        return sl__fail(err, SAFELOAD_HOOK_FAILED, path0, SAFELOAD_NO_OFFSET, "begin", 5,
+                        "the begin hook failed (%d workers, %d buffers each)", L->n_workers,
+                        L->pinned_count);
+    for (i = 0; i < L->n_workers; i++) {
+        sl__worker *w = &L->workers[i];
+        w->pinned = (void **)sl__calloc(L->alloc, (size_t)L->pinned_count, sizeof(void *));
+        w->pinned_busy = (int *)sl__calloc(L->alloc, (size_t)L->pinned_count, sizeof(int));
+        if (!w->pinned || !w->pinned_busy) return SL__OOM(err, path0);
+        for (b = 0; b < L->pinned_count; b++) {
+            if (L->hooks.pinned_alloc(L->hooks.user, L->pinned_size, &w->pinned[b]) != 0 ||
+                !w->pinned[b]) {
+                w->pinned[b] = NULL;
+                return sl__fail(err, SAFELOAD_HOOK_FAILED, path0, SAFELOAD_NO_OFFSET,
+                                "pinned_alloc", 12, "the pinned_alloc hook failed for %llu "
+                                "bytes (worker %d, buffer %d)", (sl__ull)L->pinned_size, i, b);
+            }
+        }
+    }
+    return SAFELOAD_OK;
+}
+
+/* Waits for every copy still running from this worker's buffers. A buffer whose wait fails is
+   never reused or freed: its copy may still be reading it. */
+static void sl__device_drain(sl__load *L, sl__worker *w, int wid) {
+    int b;
+    if (!w->pinned_busy) return;
+    for (b = 0; b < L->pinned_count; b++) {
+        if (!w->pinned_busy[b]) continue;
+        if (L->hooks.wait(L->hooks.user, wid, b) != 0) {
+            sl__load_fail(L, SAFELOAD_HOOK_FAILED, 0, SAFELOAD_NO_OFFSET, NULL, "wait",
+                          "the wait hook failed (worker %d, buffer %d)", wid, b);
+            continue;
+        }
+        w->pinned_busy[b] = 0;
+    }
+}
+
+static void sl__worker_free(sl__load *L, sl__worker *w) {
+    int b;
+    if (w->pinned) {
+        for (b = 0; b < L->pinned_count; b++)
+            if (w->pinned[b] && !(w->pinned_busy && w->pinned_busy[b]))
+                L->hooks.pinned_free(L->hooks.user, w->pinned[b]);
+    }
+    sl__free(L->alloc, w->pinned);
+    sl__free(L->alloc, w->pinned_busy);
+    sl__free(L->alloc, w->staging);
+    sl__free(L->alloc, w->bounce_raw);
+    memset(w, 0, sizeof *w);
+}
+
+static int sl__upload(sl__load *L, int wid, int b, const sl__task *t, unsigned char *dev,
+                      const unsigned char *pin, uint64_t n, uint64_t src_off) {
+    int rc = L->hooks.upload(L->hooks.user, wid, b, dev, pin, (size_t)n);
+    if (rc != 0) {
+        sl__load_fail(L, SAFELOAD_HOOK_FAILED, t->shard, src_off, sl__task_tensor(L, t, src_off),
+                      NULL, "the upload hook failed with %d (%llu bytes, worker %d, buffer %d)",
+                      rc, (sl__ull)n, wid, b);
+        return 0;
+    }
+    return 1;
+}
+
+/* One task to the device: wait for the buffer's last copy, fill it (reading, and casting from
+   cache-sized staging when the dtype changes), start the upload. The next task fills the other
+   buffer while this one is copied. */
+static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *t) {
+    const sl__seg *s0 = &L->segs[t->seg0];
+    const sl__rp *r0 = &L->reqs[s0->req];
+    safeload_file *f = L->shards[t->shard];
+    int b = w->next_pinned, staged;
+    unsigned char *pin;
+    uint32_t k;
+    w->next_pinned = (b + 1) % L->pinned_count;
+    if (w->pinned_busy[b]) {
+        int rc = L->hooks.wait(L->hooks.user, wid, b);
+        if (rc != 0) {
+            sl__load_fail(L, SAFELOAD_HOOK_FAILED, t->shard, t->off, sl__task_tensor(L, t, t->off),
+                          NULL, "the wait hook failed with %d (worker %d, buffer %d)", rc, wid, b);
+            return 0;
+        }
+        w->pinned_busy[b] = 0;
+    }
+    pin = (unsigned char *)w->pinned[b];
+    staged = f->src.kind == SL__SRC_READER ||
+             (f->src.kind == SL__SRC_FILE && !(L->io == SAFELOAD_IO_MMAP && f->map) &&
+              !(L->direct && L->direct[t->shard] != SL__NO_FILE));
+    if (t->nseg == 1) {
+        uint64_t out = t->len / r0->ssize * r0->dsize;
+        if (!r0->cast) {
+            if (!sl__io_read(L, w, t, t->off, pin, t->len)) return 0;
+        } else if (staged) {
+            uint64_t pos = 0, piece = L->staging - L->staging % r0->ssize;
+            while (pos < t->len) {
+                uint64_t n = SL__MIN(piece, t->len - pos);
+                if (!sl__io_read(L, w, t, t->off + pos, w->staging, n)) return 0;
+                r0->cast(pin + pos / r0->ssize * r0->dsize, w->staging, (size_t)(n / r0->ssize));
+                pos += n;
+            }
+        } else {
+            const unsigned char *src = sl__read_run(L, w, t);
+            if (!src) return 0;
+            r0->cast(pin, src, (size_t)(t->len / r0->ssize));
+        }
+        if (!sl__upload(L, wid, b, t, r0->dst + s0->src_pos / r0->ssize * r0->dsize, pin, out,
+                        t->off)) return 0;
+        w->bytes_written += out;
+    } else {
+        /* a run of small tensors: fill the buffer, then one upload per stretch of contiguous
+           device memory */
+        uint64_t opos = 0, start = 0;
+        int plain = 1;
+        for (k = 0; k < t->nseg; k++) plain &= !L->reqs[L->segs[t->seg0 + k].req].cast;
+        if (plain) {
+            if (!sl__io_read(L, w, t, t->off, pin, t->len)) return 0;
+        } else {
+            const unsigned char *src = sl__read_run(L, w, t);
+            if (!src) return 0;
+            for (k = 0; k < t->nseg; k++) {
+                const sl__seg *s = &L->segs[t->seg0 + k];
+                const sl__rp *r = &L->reqs[s->req];
+                sl__emit(r, pin + opos, src + s->task_pos, s->len);
+                opos += s->len / r->ssize * r->dsize;
+            }
+        }
+        opos = 0;
+        for (k = 0; k < t->nseg; k++) {
+            const sl__seg *s = &L->segs[t->seg0 + k];
+            const sl__rp *r = &L->reqs[s->req];
+            uint64_t n = s->len / r->ssize * r->dsize;
+            unsigned char *dev = r->dst + s->src_pos / r->ssize * r->dsize;
+            const sl__seg *nx = k + 1 < t->nseg ? s + 1 : NULL;
+            opos += n;
+            if (nx) {
+                const sl__rp *rn = &L->reqs[nx->req];
+                if (rn->dst + nx->src_pos / rn->ssize * rn->dsize == dev + n) continue;
+            }
+            /* upload [start, opos) of the buffer to the device address where start landed */
+            {
+                uint64_t len = opos - start;
+                if (!sl__upload(L, wid, b, t, dev + n - len, pin + start, len, t->off + start))
+                    return 0;
+                w->bytes_written += len;
+            }
+            start = opos;
+        }
+    }
+    w->pinned_busy[b] = 1;
+    return 1;
+}
+
 /* =============================================================================================
    7. WRITER: the reference's byte layout, written atomically
    ========================================================================================== */
@@ -2589,12 +4748,6 @@ static void sl__put_json_string(sl__buf *b, const char *s, size_t n) {
     }
     sl__put(b, s + run, n - run);
     sl__put(b, "\"", 1);
-}
-
-/* Bytewise order, shorter first: Rust's String order. */
-static int sl__name_cmp(const char *a, size_t an, const char *b, size_t bn) {
-    int c = memcmp(a, b, SL__MIN(an, bn));
-    return c ? c : (an < bn ? -1 : an > bn ? 1 : 0);
 }
 
 typedef struct sl__save_item {

@@ -236,12 +236,170 @@ static int cmd_sample(int argc, char **argv) {
     return 0;
 }
 
+
+/* ---- load ---- */
+
+typedef struct bar_state { double t0; int shown; } bar_state;
+
+static int progress_bar(void *user, uint64_t done, uint64_t total) {
+    bar_state *b = (bar_state *)user;
+    int i, w = 40, fill = total ? (int)((double)done / (double)total * w) : w;
+    double secs = now_seconds() - b->t0;
+    fprintf(stderr, "\r[");
+    for (i = 0; i < w; i++) fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %3d%%  %.2f / %.2f GB  %.2f GB/s ", total ? (int)(100.0 * (double)done / (double)total) : 100,
+            (double)done / 1e9, (double)total / 1e9, secs > 0 ? (double)done / 1e9 / secs : 0.0);
+    if (done == total) fputc('\n', stderr);
+    b->shown = 1;
+    fflush(stderr);
+    return 0;
+}
+
+static int parse_dtype(const char *s, safeload_dtype *out) {
+    if (strcmp(s, "f32") == 0 || strcmp(s, "F32") == 0) *out = SAFELOAD_F32;
+    else if (strcmp(s, "f16") == 0 || strcmp(s, "F16") == 0) *out = SAFELOAD_F16;
+    else if (strcmp(s, "bf16") == 0 || strcmp(s, "BF16") == 0) *out = SAFELOAD_BF16;
+    else return 0;
+    return 1;
+}
+
+static int cmd_load(int argc, char **argv) {
+    const char *path = NULL;
+    safeload_dtype dtype = SAFELOAD_DTYPE_NONE;
+    safeload_load_desc d;
+    safeload_load_stats st;
+    safeload_model *m = NULL;
+    safeload_loaded *l = NULL;
+    safeload_error e;
+    safeload_result r;
+    bar_state bar;
+    int i, checksum = 0;
+    double t0, t1;
+    static const char *const io_names[] = {"default", "read", "mmap", "direct"};
+    memset(&d, 0, sizeof d);
+    for (i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) d.threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
+            if (!parse_dtype(argv[++i], &dtype)) return usage();
+        } else if (strcmp(argv[i], "--io") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "read") == 0) d.io = SAFELOAD_IO_READ;
+            else if (strcmp(v, "mmap") == 0) d.io = SAFELOAD_IO_MMAP;
+            else if (strcmp(v, "direct") == 0) d.io = SAFELOAD_IO_DIRECT;
+            else return usage();
+        } else if (strcmp(argv[i], "--progress") == 0) {
+            d.progress = progress_bar;
+            d.progress_user = &bar;
+        } else if (strcmp(argv[i], "--checksum") == 0) checksum = 1;
+        else if (!path && argv[i][0] != '-') path = argv[i];
+        else return usage();
+    }
+    if (!path || d.threads < 0) return usage();
+    d.stats = &st;
+    t0 = now_seconds();
+    bar.t0 = t0;
+    bar.shown = 0;
+    r = safeload_model_open(&m, path, NULL, &e);
+    if (r == SAFELOAD_OK) r = safeload_load_all(m, dtype, &d, &l, &e);
+    t1 = now_seconds();
+    if (r != SAFELOAD_OK) {
+        if (bar.shown) fputc('\n', stderr);
+        print_error(path, &e);
+        safeload_model_close(m);
+        return is_io(r) ? 2 : 1;
+    }
+    for (i = 0; i < (int)safeload_model_warning_count(m); i++) {
+        const safeload_error *w = safeload_model_warning(m, (size_t)i);
+        fprintf(stderr, "warning: %s: %s: %s [tensor %s]\n", w->file, safeload_result_id(w->code),
+                w->message, w->tensor);
+    }
+    printf("loaded: %llu tensors, %llu bytes in %.3f s, %.2f GB/s (%llu bytes written; %d threads, io %s)\n",
+           (unsigned long long)l->count, (unsigned long long)st.bytes_read, t1 - t0,
+           (double)st.bytes_read / 1e9 / (t1 - t0 > 0 ? t1 - t0 : 1e-9),
+           (unsigned long long)st.bytes_written, st.threads, io_names[st.io]);
+    if (checksum) {
+        uint64_t h = 0xcbf29ce484222325ULL;
+        size_t k;
+        for (k = 0; k < l->count; k++) {
+            const unsigned char *p = (const unsigned char *)l->tensors[k].data;
+            uint64_t j;
+            for (j = 0; j < l->tensors[k].nbytes; j++) { h ^= p[j]; h *= 0x100000001b3ULL; }
+        }
+        printf("checksum: %016llx\n", (unsigned long long)h);
+    }
+    safeload_loaded_free(l);
+    safeload_model_close(m);
+    return 0;
+}
+
+/* ---- keys ---- */
+
+static int cmd_keys(int argc, char **argv) {
+    const char *path = NULL, *names = NULL;
+    safeload_model *m;
+    safeload_error e;
+    safeload_key_report rep;
+    char **list = NULL, *buf = NULL;
+    size_t n = 0, cap = 0, len = 0, k;
+    FILE *fp;
+    int i;
+    for (i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) names = argv[++i];
+        else if (!path && argv[i][0] != '-') path = argv[i];
+        else return usage();
+    }
+    if (!path || !names) return usage();
+    fp = fopen(names, "rb");
+    if (!fp) { fprintf(stderr, "error: %s: cannot open\n", names); return 2; }
+    fseek(fp, 0, SEEK_END);
+    len = (size_t)ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    buf = (char *)malloc(len + 1);
+    if (!buf || fread(buf, 1, len, fp) != len) { fclose(fp); free(buf); return 2; }
+    fclose(fp);
+    buf[len] = 0;
+    for (k = 0; k < len;) {
+        size_t s = k;
+        while (k < len && buf[k] != '\n') k++;
+        buf[k] = 0;
+        if (k > s && buf[k - 1] == '\r') buf[k - 1] = 0;
+        if (buf[s]) {
+            if (n == cap) {
+                char **nl = (char **)realloc(list, (cap = cap ? cap * 2 : 256) * sizeof *list);
+                if (!nl) { free(list); free(buf); return 2; }
+                list = nl;
+            }
+            list[n++] = buf + s;
+        }
+        k++;
+    }
+    if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK ||
+        safeload_model_check_keys(m, (const char *const *)list, n, &rep, &e) != SAFELOAD_OK) {
+        print_error(path, &e);
+        free(list);
+        free(buf);
+        return is_io(e.code) ? 2 : 1;
+    }
+    for (k = 0; k < rep.missing_count; k++) printf("missing: %s\n", rep.missing[k]);
+    for (k = 0; k < rep.unexpected_count; k++) printf("unexpected: %s\n", rep.unexpected[k]);
+    printf("%llu expected, %llu in the checkpoint: %llu missing, %llu unexpected\n",
+           (unsigned long long)n, (unsigned long long)safeload_model_tensor_count(m),
+           (unsigned long long)rep.missing_count, (unsigned long long)rep.unexpected_count);
+    i = rep.missing_count || rep.unexpected_count;
+    safeload_key_report_free(&rep);
+    safeload_model_close(m);
+    free(list);
+    free(buf);
+    return i;
+}
+
 int main(int argc, char **argv) {
-    (void)now_seconds;
     if (argc < 2) return usage();
     if (strcmp(argv[1], "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc - 2, argv + 2);
     if (strcmp(argv[1], "sample") == 0) return cmd_sample(argc - 2, argv + 2);
+    if (strcmp(argv[1], "load") == 0) return cmd_load(argc - 2, argv + 2);
+    if (strcmp(argv[1], "keys") == 0) return cmd_keys(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) { printf("safeload %s\n", SAFELOAD_VERSION_STRING); return 0; }
     return usage();
 }
