@@ -743,6 +743,13 @@ typedef HANDLE sl__os_file;
 #  include <sys/uio.h>
 typedef int sl__os_file;
 #  define SL__NO_FILE (-1)
+/* Test seams: the tests define these to inject short reads, EINTR and errors. */
+#  ifndef SAFELOAD_PREAD
+#    define SAFELOAD_PREAD pread
+#  endif
+#  ifndef SAFELOAD_PREADV
+#    define SAFELOAD_PREADV preadv
+#  endif
 #  ifndef O_CLOEXEC
 #    define O_CLOEXEC 0
 #  endif
@@ -840,7 +847,7 @@ static int64_t sl__os_pread(sl__os_file f, void *dst, size_t n, uint64_t off) {
     ssize_t r;
     if (n > SL__READ_MAX) n = SL__READ_MAX;
     if (off > (uint64_t)INT64_MAX) return -EINVAL;
-    do r = pread(f, dst, n, (off_t)off); while (r < 0 && errno == EINTR);
+    do r = SAFELOAD_PREAD(f, dst, n, (off_t)off); while (r < 0 && errno == EINTR);
     return r < 0 ? -(int64_t)(errno ? errno : EIO) : (int64_t)r;
 #endif
 }
@@ -3868,7 +3875,8 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
                 iov[k].iov_len = (size_t)s->len;
             }
             while (left) {
-                ssize_t got = preadv(f->src.fd, iov + first, (int)t->nseg - first, (off_t)off);
+                ssize_t got = SAFELOAD_PREADV(f->src.fd, iov + first, (int)t->nseg - first,
+                                              (off_t)off);
                 w->reads++;
                 if (got < 0 && errno == EINTR) continue;
                 if (got <= 0) {

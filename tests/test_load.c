@@ -1,0 +1,885 @@
+/* test_load: the load engine. Every load is checked byte for byte against the data the test
+   wrote: thread counts 1..8, every I/O mode, casts, slices, caller and arena destinations,
+   memory and reader sources, shards and every index error, cancellation, injected I/O faults
+   and allocation failures. */
+#define _GNU_SOURCE
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <errno.h>
+/* fault injection on the file reads (the library's test seams) */
+static ssize_t tl_pread(int fd, void *buf, size_t n, off_t off);
+static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off);
+#define SAFELOAD_PREAD tl_pread
+#define SAFELOAD_PREADV tl_preadv
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+#include "testutil.h"
+#include <sys/stat.h>
+
+/* ---- fault injection ---- */
+enum { FI_NONE, FI_EINTR, FI_SHORT, FI_FAIL_AT };
+static int fi_mode = FI_NONE;
+static long fi_count = 0, fi_at = -1;
+
+static ssize_t tl_pread(int fd, void *buf, size_t n, off_t off) {
+    long k = __atomic_fetch_add(&fi_count, 1, __ATOMIC_RELAXED);
+    if (fi_mode == FI_EINTR && (k & 1)) { errno = EINTR; return -1; }
+    if (fi_mode == FI_SHORT && n > 1) n = n / 2 + (size_t)(k % 3);
+    if (fi_mode == FI_FAIL_AT && k == fi_at) { errno = EIO; return -1; }
+    return pread(fd, buf, n, off);
+}
+
+static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off) {
+    long k = __atomic_fetch_add(&fi_count, 1, __ATOMIC_RELAXED);
+    if (fi_mode == FI_EINTR && (k & 1)) { errno = EINTR; return -1; }
+    if (fi_mode == FI_SHORT && cnt > 1) cnt = cnt / 2;
+    if (fi_mode == FI_FAIL_AT && k == fi_at) { errno = EIO; return -1; }
+    return preadv(fd, iov, cnt, off);
+}
+
+static void fi_set(int mode, long at) {
+    fi_mode = mode;
+    fi_at = at;
+    __atomic_store_n(&fi_count, 0, __ATOMIC_RELAXED);
+}
+
+/* ---- an allocator that counts and can fail the k-th allocation ---- */
+typedef struct tl_alloc { long calls, live, fail_at; } tl_alloc;
+static void *tl_malloc(void *user, size_t n) {
+    tl_alloc *a = (tl_alloc *)user;
+    long k = __atomic_fetch_add(&a->calls, 1, __ATOMIC_RELAXED);
+    void *p;
+    if (k == a->fail_at) return NULL;
+    p = malloc(n);
+    if (p) __atomic_fetch_add(&a->live, 1, __ATOMIC_RELAXED);
+    return p;
+}
+static void tl_free(void *user, void *p) {
+    tl_alloc *a = (tl_alloc *)user;
+    if (p) { __atomic_fetch_sub(&a->live, 1, __ATOMIC_RELAXED); free(p); }
+}
+static safeload_allocator tl_allocator(tl_alloc *a, long fail_at) {
+    safeload_allocator al;
+    memset(&al, 0, sizeof al);
+    a->calls = 0;
+    a->live = 0;
+    a->fail_at = fail_at;
+    al.alloc = tl_malloc;
+    al.free = tl_free;
+    al.user = a;
+    return al;
+}
+
+/* ---- test checkpoints ---- */
+static char tl_dir[256];
+
+static void tl_path(char *out, size_t cap, const char *name) {
+    snprintf(out, cap, "%s/%s", tl_dir, name);
+}
+
+typedef struct tl_tensor {
+    char name[96];
+    safeload_dtype dtype;
+    uint32_t rank;
+    uint64_t shape[4];
+    unsigned char *data;
+    uint64_t nbytes;
+} tl_tensor;
+
+typedef struct tl_model {
+    tl_tensor *t;
+    size_t n;
+} tl_model;
+
+/* Plausible float bytes: no NaN/Inf patterns so casts round-trip predictably. */
+static void tl_fill(unsigned char *p, uint64_t n, safeload_dtype dt) {
+    uint64_t i;
+    for (i = 0; i < n; i++) p[i] = (unsigned char)tu_rand64();
+    if (dt == SAFELOAD_BF16 || dt == SAFELOAD_F16)
+        for (i = 1; i < n; i += 2) p[i] = (unsigned char)((p[i] & 0x83) | 0x38);
+    if (dt == SAFELOAD_F32)
+        for (i = 3; i < n; i += 4) p[i] = (unsigned char)((p[i] & 0x81) | 0x3C);
+}
+
+static void tl_add(tl_model *m, const char *name, safeload_dtype dt, uint64_t rows,
+                   uint64_t cols) {
+    tl_tensor *t;
+    m->t = (tl_tensor *)realloc(m->t, (m->n + 1) * sizeof *m->t);
+    t = &m->t[m->n++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->dtype = dt;
+    t->rank = 2;
+    t->shape[0] = rows;
+    t->shape[1] = cols;
+    t->nbytes = rows * cols * safeload_dtype_size(dt);
+    t->data = (unsigned char *)malloc(t->nbytes ? t->nbytes : 1);
+    tl_fill(t->data, t->nbytes, dt);
+}
+
+static void tl_free_model(tl_model *m) {
+    size_t i;
+    for (i = 0; i < m->n; i++) free(m->t[i].data);
+    free(m->t);
+    m->t = NULL;
+    m->n = 0;
+}
+
+static const tl_tensor *tl_get(const tl_model *m, const char *name) {
+    size_t i;
+    for (i = 0; i < m->n; i++) if (strcmp(m->t[i].name, name) == 0) return &m->t[i];
+    return NULL;
+}
+
+static int tl_save(const tl_model *m, size_t from, size_t to, const char *path) {
+    safeload_save_tensor *st = (safeload_save_tensor *)calloc(to - from + 1, sizeof *st);
+    safeload_error e;
+    size_t i;
+    int ok;
+    for (i = from; i < to; i++) {
+        st[i - from].name = m->t[i].name;
+        st[i - from].dtype = m->t[i].dtype;
+        st[i - from].rank = m->t[i].rank;
+        st[i - from].shape = m->t[i].shape;
+        st[i - from].data = m->t[i].data;
+        st[i - from].nbytes = m->t[i].nbytes;
+    }
+    ok = safeload_save(path, st, to - from, NULL, &e) == SAFELOAD_OK;
+    if (!ok) fprintf(stderr, "save %s: %s\n", path, e.message);
+    free(st);
+    return ok;
+}
+
+/* A checkpoint with every size class: big tensors (several chunks, odd sizes), a few thousand
+   small ones (coalesced runs), zero-sized ones, several dtypes. */
+static void tl_make_mixed(tl_model *m, int small) {
+    int i;
+    char nm[96];
+    tl_add(m, "big.a", SAFELOAD_BF16, 1537, 2049);          /* ~6 MiB, odd */
+    tl_add(m, "big.b", SAFELOAD_F32, 1024, 1031);           /* ~4 MiB */
+    tl_add(m, "big.c", SAFELOAD_F16, 777, 1024);
+    tl_add(m, "empty.a", SAFELOAD_BF16, 0, 16);
+    tl_add(m, "empty.b", SAFELOAD_F32, 16, 0);
+    tl_add(m, "ints", SAFELOAD_I64, 33, 7);
+    tl_add(m, "bytes", SAFELOAD_U8, 3, 5);
+    tl_add(m, "fp8", SAFELOAD_F8_E4M3, 64, 33);
+    for (i = 0; i < small; i++) {
+        snprintf(nm, sizeof nm, "model.layers.%d.mlp.experts.%d.%s_proj.weight", i / 96, i / 3 % 32,
+                 i % 3 == 0 ? "gate" : i % 3 == 1 ? "up" : "down");
+        tl_add(m, nm, i % 5 == 0 ? SAFELOAD_F32 : SAFELOAD_BF16, 1 + (uint64_t)(i % 7) * 3,
+               64 + (uint64_t)(i % 11));
+    }
+}
+
+/* Every loaded request must hold exactly the expected bytes. */
+static int tl_check_loaded(const tl_model *m, const safeload_request *rq, size_t n) {
+    size_t i;
+    int bad = 0;
+    for (i = 0; i < n; i++) {
+        const tl_tensor *t = tl_get(m, rq[i].name);
+        if (!t || rq[i].nbytes != t->nbytes ||
+            (t->nbytes && memcmp(rq[i].data, t->data, t->nbytes) != 0)) {
+            if (!bad) fprintf(stderr, "  mismatch in %s\n", rq[i].name);
+            bad++;
+        }
+    }
+    return bad == 0;
+}
+
+/* ---- single files: threads x I/O modes x chunk sizes, arena and caller destinations ---- */
+static void test_matrix(const tl_model *m, const char *path) {
+    static const safeload_io ios[] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP, SAFELOAD_IO_DIRECT};
+    static const size_t chunks[] = {0, 12288};
+    safeload_model *mod;
+    safeload_error e;
+    int th, io, c;
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
+    for (th = 1; th <= 8; th++)
+        for (io = 0; io < 3; io++)
+            for (c = 0; c < 2; c++) {
+                safeload_load_desc d;
+                safeload_load_stats st;
+                safeload_loaded *l = NULL;
+                safeload_result r;
+                memset(&d, 0, sizeof d);
+                d.threads = th;
+                d.io = ios[io];
+                d.chunk_size = chunks[c];
+                d.stats = &st;
+                r = safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e);
+                CHECK_MSG(r == SAFELOAD_OK, "threads %d io %d chunk %d: %s", th, io, c, e.message);
+                if (r != SAFELOAD_OK) continue;
+                CHECK_MSG(tl_check_loaded(m, l->tensors, l->count), "threads %d io %d chunk %d",
+                          th, io, c);
+                CHECK_EQ_U64(st.bytes_written, safeload_data_size(safeload_model_shard(mod, 0)));
+                /* arena tensors are 64-byte aligned */
+                {
+                    size_t k;
+                    int misaligned = 0;
+                    for (k = 0; k < l->count; k++)
+                        misaligned |= (int)((uintptr_t)l->tensors[k].data & 63);
+                    CHECK(!misaligned);
+                }
+                safeload_loaded_free(l);
+            }
+    safeload_model_close(mod);
+}
+
+/* Coalescing: thousands of small tensors cost far fewer reads than tensors. */
+static void test_coalescing(const tl_model *m, const char *path) {
+    safeload_model *mod;
+    safeload_loaded *l;
+    safeload_load_desc d;
+    safeload_load_stats st;
+    safeload_error e;
+    memset(&d, 0, sizeof d);
+    d.threads = 2;
+    d.stats = &st;
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+    CHECK_MSG(st.reads * 20 < m->n, "%llu reads for %llu tensors", (unsigned long long)st.reads,
+              (unsigned long long)m->n);
+    safeload_loaded_free(l);
+    safeload_model_close(mod);
+}
+
+/* Caller destinations in random order with guard bytes; slices of dimension 0. */
+static void test_caller_dst_and_slices(const tl_model *m, const char *path) {
+    safeload_file *f;
+    safeload_error e;
+    size_t i, n = m->n;
+    safeload_request *rq = (safeload_request *)calloc(n, sizeof *rq);
+    unsigned char **buf = (unsigned char **)calloc(n, sizeof *buf);
+    uint64_t *lo = (uint64_t *)calloc(n, sizeof *lo), *hi = (uint64_t *)calloc(n, sizeof *hi);
+    int th;
+    CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+    for (th = 1; th <= 4; th++) {
+        safeload_load_desc d;
+        int bad = 0;
+        memset(&d, 0, sizeof d);
+        d.threads = th;
+        d.chunk_size = 16384;
+        d.io = th == 3 ? SAFELOAD_IO_MMAP : SAFELOAD_IO_READ;
+        for (i = 0; i < n; i++) {
+            const tl_tensor *t = &m->t[(i * 7919) % n];     /* a shuffled order */
+            uint64_t rows = t->shape[0], row = rows ? t->nbytes / rows : 0, len;
+            memset(&rq[i], 0, sizeof rq[i]);
+            rq[i].name = t->name;
+            lo[i] = 0;
+            hi[i] = rows;
+            if (rows > 2 && (i % 3) == 1) {                  /* a slice */
+                lo[i] = tu_rand64() % (rows - 1);
+                hi[i] = lo[i] + 1 + tu_rand64() % (rows - lo[i]);
+                rq[i].row_begin = lo[i];
+                rq[i].row_end = hi[i];
+            }
+            len = (hi[i] - lo[i]) * row;
+            buf[i] = (unsigned char *)malloc(len + 64);
+            memset(buf[i], 0xA5, len + 64);
+            rq[i].dst = buf[i] + 32;
+            rq[i].dst_size = len;
+        }
+        CHECK_MSG(safeload_load_file(f, rq, n, &d, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+        for (i = 0; i < n; i++) {
+            const tl_tensor *t = &m->t[(i * 7919) % n];
+            uint64_t row = t->shape[0] ? t->nbytes / t->shape[0] : 0, len = (hi[i] - lo[i]) * row;
+            int k;
+            if (rq[i].data != buf[i] + 32 || rq[i].nbytes != len ||
+                memcmp(buf[i] + 32, t->data + lo[i] * row, len) != 0) bad++;
+            for (k = 0; k < 32; k++)
+                if (buf[i][k] != 0xA5 || buf[i][32 + len + k] != 0xA5) bad++;
+            free(buf[i]);
+        }
+        CHECK_MSG(bad == 0, "threads %d: %d bad destinations", th, bad);
+    }
+    safeload_close(f);
+    free(rq); free(buf); free(lo); free(hi);
+}
+
+/* Casting while loading gives exactly the scalar reference kernel's bits, for any threads, I/O
+   mode and staging size; tensors that cannot be cast keep their bytes. */
+static void test_cast_on_load(const tl_model *m, const char *path) {
+    safeload_model *mod;
+    safeload_error e;
+    int th, io;
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    for (th = 1; th <= 3; th++)
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+            safeload_loaded *l;
+            safeload_load_desc d;
+            size_t k;
+            int bad = 0;
+            memset(&d, 0, sizeof d);
+            d.threads = th;
+            d.io = (safeload_io)io;
+            d.staging_size = th == 2 ? 4096 : 0;
+            if (safeload_load_all(mod, SAFELOAD_F32, &d, &l, &e) != SAFELOAD_OK) {
+                CHECK_MSG(0, "%s", e.message);
+                continue;
+            }
+            for (k = 0; k < l->count; k++) {
+                const tl_tensor *t = tl_get(m, l->tensors[k].name);
+                if (t->dtype != SAFELOAD_F32 && safeload_can_convert(SAFELOAD_F32, t->dtype)) {
+                    /* expected: the scalar reference kernel over the stored bytes */
+                    uint64_t cnt = t->nbytes / safeload_dtype_size(t->dtype);
+                    unsigned char *want = (unsigned char *)malloc(cnt * 4 + 1);
+                    safeload_convert_desc cd;
+                    memset(&cd, 0, sizeof cd);
+                    cd.simd = SAFELOAD_SIMD_SCALAR;
+                    if (safeload_convert_ex(want, SAFELOAD_F32, t->data, t->dtype, (size_t)cnt,
+                                            &cd) != SAFELOAD_OK ||
+                        l->tensors[k].nbytes != cnt * 4 ||
+                        memcmp(l->tensors[k].data, want, cnt * 4) != 0) bad++;
+                    free(want);
+                } else if (l->tensors[k].nbytes != t->nbytes ||
+                           memcmp(l->tensors[k].data, t->data, t->nbytes) != 0) {
+                    bad++;
+                }
+            }
+            CHECK_MSG(bad == 0, "threads %d io %d: %d bad tensors", th, io, bad);
+            safeload_loaded_free(l);
+        }
+    safeload_model_close(mod);
+}
+
+/* The same checkpoint from memory and through a reader that returns short reads. */
+typedef struct tl_reader { const unsigned char *p; uint64_t n; long calls, fail_at; int eof_at_half; } tl_reader;
+static int64_t tl_read(void *user, uint64_t off, void *dst, size_t n) {
+    tl_reader *r = (tl_reader *)user;
+    long k = __atomic_fetch_add(&r->calls, 1, __ATOMIC_RELAXED);
+    if (k == r->fail_at) return -5;
+    if (r->eof_at_half && off >= r->n / 2) return 0;
+    if (off >= r->n) return 0;
+    if (n > r->n - off) n = (size_t)(r->n - off);
+    if (n > 7) n = n / 2 + (size_t)(k % 5);                  /* short reads */
+    memcpy(dst, r->p + off, n);
+    return (int64_t)n;
+}
+
+static unsigned char *tl_slurp(const char *path, uint64_t *n) {
+    FILE *fp = fopen(path, "rb");
+    unsigned char *p;
+    long sz;
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    sz = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    p = (unsigned char *)malloc((size_t)sz + 1);
+    if (fread(p, 1, (size_t)sz, fp) != (size_t)sz) { free(p); p = NULL; }
+    fclose(fp);
+    *n = (uint64_t)sz;
+    return p;
+}
+
+static void test_sources(const tl_model *m, const char *path) {
+    uint64_t n;
+    unsigned char *img = tl_slurp(path, &n);
+    safeload_file *f;
+    safeload_model *mod;
+    safeload_loaded *l;
+    safeload_error e;
+    safeload_reader rd;
+    tl_reader tr;
+    int th;
+    CHECK(img != NULL);
+    for (th = 1; th <= 4; th++) {
+        safeload_load_desc d;
+        memset(&d, 0, sizeof d);
+        d.threads = th;
+        d.chunk_size = th == 2 ? 8192 : 0;
+        /* memory */
+        CHECK(safeload_open_memory(&f, img, (size_t)n, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_model_from_files(&mod, &f, 1, NULL, &e) == SAFELOAD_OK);
+        CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK, "%s", e.message);
+        CHECK(tl_check_loaded(m, l->tensors, l->count));
+        safeload_loaded_free(l);
+        safeload_model_close(mod);
+        /* reader with short reads */
+        memset(&tr, 0, sizeof tr);
+        tr.p = img; tr.n = n; tr.fail_at = -1;
+        memset(&rd, 0, sizeof rd);
+        rd.read = tl_read; rd.size = n; rd.user = &tr; rd.name = "test-reader";
+        CHECK(safeload_open_reader(&f, &rd, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_model_from_files(&mod, &f, 1, NULL, &e) == SAFELOAD_OK);
+        CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK, "%s", e.message);
+        CHECK(tl_check_loaded(m, l->tensors, l->count));
+        safeload_loaded_free(l);
+        safeload_model_close(mod);
+    }
+    /* a reader that fails at its k-th call, for every k: IO_ERROR naming the reader and a
+       tensor, or success once k is past the last call */
+    {
+        long k, total_calls;
+        memset(&tr, 0, sizeof tr);
+        tr.p = img; tr.n = n; tr.fail_at = -1;
+        memset(&rd, 0, sizeof rd);
+        rd.read = tl_read; rd.size = n; rd.user = &tr; rd.name = "test-reader";
+        CHECK(safeload_open_reader(&f, &rd, NULL, &e) == SAFELOAD_OK);
+        tr.calls = 0;
+        CHECK(safeload_model_from_files(&mod, &f, 1, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, NULL, &l, &e) == SAFELOAD_OK);
+        safeload_loaded_free(l);
+        total_calls = tr.calls;
+        for (k = 0; k < total_calls + 2; k += 1 + total_calls / 40) {
+            safeload_load_desc d;
+            safeload_result r;
+            memset(&d, 0, sizeof d);
+            d.threads = 1 + (int)(k % 3);
+            tr.calls = 0;
+            tr.fail_at = k;
+            r = safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e);
+            if (k < total_calls) {
+                CHECK_MSG(r == SAFELOAD_IO_ERROR && l == NULL, "k=%ld: %s", k, safeload_result_id(r));
+                CHECK_STR(e.file, "test-reader");
+                CHECK(e.tensor[0] != 0 && e.offset != SAFELOAD_NO_OFFSET);
+            } else {
+                CHECK(r == SAFELOAD_OK);
+                safeload_loaded_free(l);
+            }
+        }
+        /* the data ends early: UNEXPECTED_EOF */
+        tr.fail_at = -1;
+        tr.eof_at_half = 1;
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, NULL, &l, &e) == SAFELOAD_UNEXPECTED_EOF);
+        safeload_model_close(mod);
+    }
+    free(img);
+}
+
+/* EINTR, short reads and an error at the k-th read of a real file. */
+static void test_io_faults(const tl_model *m, const char *path) {
+    safeload_model *mod;
+    safeload_loaded *l;
+    safeload_error e;
+    safeload_load_desc d;
+    long k, reads;
+    int mode;
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    for (mode = FI_EINTR; mode <= FI_SHORT; mode++) {
+        int th;
+        for (th = 1; th <= 3; th++) {
+            memset(&d, 0, sizeof d);
+            d.threads = th;
+            d.chunk_size = 65536;
+            fi_set(mode, -1);
+            CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK,
+                      "mode %d: %s", mode, e.message);
+            fi_set(FI_NONE, -1);
+            CHECK(tl_check_loaded(m, l->tensors, l->count));
+            safeload_loaded_free(l);
+        }
+    }
+    memset(&d, 0, sizeof d);
+    d.threads = 1;
+    d.chunk_size = 65536;
+    fi_set(FI_NONE, -1);
+    CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+    safeload_loaded_free(l);
+    reads = fi_count;
+    for (k = 0; k <= reads; k++) {
+        safeload_result r;
+        d.threads = 1 + (int)(k % 4);
+        fi_set(FI_FAIL_AT, k);
+        r = safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e);
+        fi_set(FI_NONE, -1);
+        if (r == SAFELOAD_OK) { safeload_loaded_free(l); CHECK(k >= reads); continue; }
+        CHECK_MSG(r == SAFELOAD_IO_ERROR && !l, "k=%ld: %s", k, safeload_result_id(r));
+        CHECK(strstr(e.file, "mixed") != NULL);
+        CHECK(e.tensor[0] != 0);
+        CHECK(e.offset != SAFELOAD_NO_OFFSET && e.offset < safeload_file_size(safeload_model_shard(mod, 0)));
+    }
+    safeload_model_close(mod);
+}
+
+/* ---- shards ---- */
+static void tl_write_text(const char *path, const char *text) {
+    FILE *fp = fopen(path, "wb");
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* 4 shards of m plus an index (extra: a JSON fragment appended inside weight_map). */
+static void tl_write_index(const tl_model *m, const char *idx, const char *extra,
+                           const char *const *shard_of) {
+    size_t i, cap = 1 << 20, at = 0;
+    char *s = (char *)malloc(cap);
+    at += (size_t)snprintf(s + at, cap - at, "{\n  \"metadata\": {\"total_size\": 123, \"format\": \"pt\"},\n  \"weight_map\": {");
+    for (i = 0; i < m->n; i++) {
+        if (at + 512 > cap) s = (char *)realloc(s, cap *= 2);
+        at += (size_t)snprintf(s + at, cap - at, "%s\n    \"%s\": \"%s\"", i ? "," : "",
+                               m->t[i].name, shard_of[i]);
+    }
+    at += (size_t)snprintf(s + at, cap - at, "%s\n  }\n}\n", extra ? extra : "");
+    tl_write_text(idx, s);
+    free(s);
+}
+
+static void test_shards(const tl_model *m) {
+    char sub[300], p[400], idx[400];
+    const char **shard_of = (const char **)calloc(m->n, sizeof(char *));
+    static const char *const names[4] = {"model-00001-of-00004.safetensors",
+        "model-00002-of-00004.safetensors", "model-00003-of-00004.safetensors",
+        "model-00004-of-00004.safetensors"};
+    size_t i, q = (m->n + 3) / 4;
+    safeload_model *mod;
+    safeload_loaded *l;
+    safeload_error e;
+    safeload_model_desc md;
+    int th;
+    snprintf(sub, sizeof sub, "%s/sharded", tl_dir);
+    mkdir(sub, 0755);
+    for (i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", sub, names[i]);
+        CHECK(tl_save(m, i * q, SL__MIN((i + 1) * q, m->n), p));
+    }
+    for (i = 0; i < m->n; i++) shard_of[i] = names[i / q];
+    snprintf(idx, sizeof idx, "%s/model.safetensors.index.json", sub);
+    tl_write_index(m, idx, NULL, shard_of);
+
+    /* the index file, and the directory holding it */
+    for (th = 1; th <= 8; th++) {
+        safeload_load_desc d;
+        uint64_t h = TU_FNV_BASIS, want = TU_FNV_BASIS;
+        const char *open_path = th % 2 ? idx : sub;
+        memset(&md, 0, sizeof md);
+        md.threads = th;
+        CHECK_MSG(safeload_model_open(&mod, open_path, &md, &e) == SAFELOAD_OK, "%s", e.message);
+        CHECK_EQ_U64(safeload_model_shard_count(mod), 4);
+        CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
+        CHECK_EQ_U64(safeload_model_metadata_count(mod), 2);
+        CHECK_STR(safeload_model_metadata_at(mod, 0)->value, "123");
+        memset(&d, 0, sizeof d);
+        d.threads = th;
+        d.io = (safeload_io)(1 + th % 3);
+        CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK, "%s", e.message);
+        CHECK(tl_check_loaded(m, l->tensors, l->count));
+        /* model order: shards by file name, tensors by offset; the checksum equals the FNV of
+           the shards' data sections one after the other */
+        for (i = 0; i < l->count; i++) h = tu_fnv1a(l->tensors[i].data, l->tensors[i].nbytes, h);
+        for (i = 0; i < 4; i++) {
+            safeload_file *f = safeload_model_shard(mod, i);
+            uint64_t n;
+            unsigned char *img;
+            snprintf(p, sizeof p, "%s/%s", sub, names[i]);
+            img = tl_slurp(p, &n);
+            want = tu_fnv1a(img + safeload_data_offset(f), (size_t)safeload_data_size(f), want);
+            free(img);
+        }
+        CHECK_EQ_U64(h, want);
+        safeload_loaded_free(l);
+        safeload_model_close(mod);
+    }
+
+    /* every index error */
+    {
+        char bad[400];
+        const char *keep0 = shard_of[0];
+        /* a tensor the index puts in shard 2 but is in shard 1 */
+        shard_of[0] = names[1];
+        tl_write_index(m, idx, NULL, shard_of);
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INDEX_WRONG_SHARD);
+        CHECK_STR(e.tensor, m->t[0].name);
+        shard_of[0] = keep0;
+        /* the index names a tensor no shard holds */
+        tl_write_index(m, idx, ",\n    \"ghost.weight\": \"model-00002-of-00004.safetensors\"", shard_of);
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INDEX_MISSING_TENSOR);
+        CHECK_STR(e.tensor, "ghost.weight");
+        /* a listed shard that is missing */
+        tl_write_index(m, idx, ",\n    \"ghost.weight\": \"model-00009-of-00009.safetensors\"", shard_of);
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INDEX_SHARD_MISSING);
+        CHECK(strstr(e.file, "model-00009-of-00009") != NULL);
+        /* a name listed twice in weight_map */
+        snprintf(bad, sizeof bad, ",\n    \"%s\": \"%s\"", m->t[1].name, shard_of[1]);
+        tl_write_index(m, idx, bad, shard_of);
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        /* a shard name that climbs out of the directory */
+        tl_write_index(m, idx, ",\n    \"x\": \"../outside.safetensors\"", shard_of);
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        tl_write_index(m, idx, ",\n    \"x\": \"/etc/passwd\"", shard_of);
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        /* malformed JSON, and no weight_map */
+        tl_write_text(idx, "{\"weight_map\": {\"a\": \"b.safetensors\",}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        CHECK(e.offset != SAFELOAD_NO_OFFSET);
+        tl_write_text(idx, "{\"metadata\": {}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        tl_write_text(idx, "{\"weight_map\": {\"a\": 1}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        /* a tensor in a shard that the index does not list: a warning, or an error in strict
+           mode; either way it is not part of the model */
+        tl_write_index(m, idx, NULL, shard_of);
+        {
+            char one[400];
+            /* shard 4 rewritten with a stray tensor added */
+            snprintf(one, sizeof one, "%s/%s", sub, names[3]);
+            {
+                tl_model s4;
+                memset(&s4, 0, sizeof s4);
+                for (i = 3 * q; i < m->n; i++) {
+                    tl_add(&s4, m->t[i].name, m->t[i].dtype, m->t[i].shape[0], m->t[i].shape[1]);
+                    memcpy(s4.t[s4.n - 1].data, m->t[i].data, m->t[i].nbytes);
+                }
+                tl_add(&s4, "stray.weight", SAFELOAD_F32, 2, 2);
+                CHECK(tl_save(&s4, 0, s4.n, one));
+                CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_OK);
+                CHECK_EQ_U64(safeload_model_warning_count(mod), 1);
+                CHECK(safeload_model_warning(mod, 0)->code == SAFELOAD_INDEX_UNLISTED_TENSOR);
+                CHECK_STR(safeload_model_warning(mod, 0)->tensor, "stray.weight");
+                CHECK(safeload_model_find(mod, "stray.weight", NULL) == NULL);
+                CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
+                safeload_model_close(mod);
+                memset(&md, 0, sizeof md);
+                md.flags = SAFELOAD_MODEL_STRICT;
+                CHECK(safeload_model_open(&mod, idx, &md, &e) == SAFELOAD_INDEX_UNLISTED_TENSOR);
+                /* the same tensor in two shards */
+                s4.n--;
+                free(s4.t[s4.n].data);
+                tl_add(&s4, m->t[0].name, m->t[0].dtype, m->t[0].shape[0], m->t[0].shape[1]);
+                CHECK(tl_save(&s4, 0, s4.n, one));
+                CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INDEX_DUPLICATE_TENSOR);
+                CHECK_STR(e.tensor, m->t[0].name);
+                tl_free_model(&s4);
+            }
+            CHECK(tl_save(m, 3 * q, m->n, one));
+        }
+        /* a directory with no index and one file opens that file; with two, it is an error */
+        {
+            char d2[300], f2[400];
+            snprintf(d2, sizeof d2, "%s/single", tl_dir);
+            mkdir(d2, 0755);
+            snprintf(f2, sizeof f2, "%s/only.safetensors", d2);
+            CHECK(tl_save(m, 0, 5, f2));
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
+            CHECK_EQ_U64(safeload_model_tensor_count(mod), 5);
+            safeload_model_close(mod);
+            snprintf(f2, sizeof f2, "%s/second.safetensors", d2);
+            CHECK(tl_save(m, 5, 9, f2));
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+        }
+    }
+    free((void *)shard_of);
+}
+
+/* ---- progress and cancellation ---- */
+typedef struct tl_prog { int calls, cancel_at; uint64_t last_done, total; int monotonic; } tl_prog;
+static int tl_progress(void *user, uint64_t done, uint64_t total) {
+    tl_prog *p = (tl_prog *)user;
+    if (done < p->last_done || done > total) p->monotonic = 0;
+    p->last_done = done;
+    p->total = total;
+    return ++p->calls == p->cancel_at;
+}
+
+static void test_progress_cancel(const tl_model *m, const char *path) {
+    safeload_model *mod;
+    safeload_loaded *l;
+    safeload_error e;
+    safeload_load_desc d;
+    tl_prog pg;
+    int k, th, total_calls;
+    tl_alloc ta;
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    memset(&d, 0, sizeof d);
+    memset(&pg, 0, sizeof pg);
+    pg.monotonic = 1;
+    pg.cancel_at = -1;
+    d.progress = tl_progress;
+    d.progress_user = &pg;
+    d.progress_interval = 1 << 20;
+    d.chunk_size = 1 << 16;
+    d.threads = 2;
+    CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+    CHECK(pg.monotonic && pg.last_done == pg.total && pg.total > 0);
+    CHECK(pg.calls >= (int)(pg.total >> 20));       /* at least every interval */
+    total_calls = pg.calls;
+    CHECK(tl_check_loaded(m, l->tensors, l->count));
+    safeload_loaded_free(l);
+    /* cancel at every call, several thread counts: CANCELLED, nothing loaded, nothing leaked */
+    for (th = 1; th <= 4; th++)
+        for (k = 1; k <= total_calls; k++) {
+            safeload_result r;
+            memset(&pg, 0, sizeof pg);
+            pg.monotonic = 1;
+            pg.cancel_at = k;
+            d.threads = th;
+            d.allocator = tl_allocator(&ta, -1);
+            r = safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e);
+            CHECK_MSG(r == SAFELOAD_CANCELLED && l == NULL, "threads %d cancel at %d: %s", th, k,
+                      safeload_result_id(r));
+            CHECK_EQ_U64(ta.live, 0);
+            CHECK_EQ_U64(pg.calls, k);      /* no calls after the one that cancelled */
+        }
+    memset(&d.allocator, 0, sizeof d.allocator);
+    safeload_model_close(mod);
+}
+
+/* ---- allocation failures: every k-th allocation, open and load ---- */
+static void test_alloc_failures(const char *path) {
+    tl_alloc ta;
+    long k;
+    int successes = 0;
+    for (k = 0; k < 100000; k++) {
+        safeload_model_desc md;
+        safeload_load_desc d;
+        safeload_model *mod = NULL;
+        safeload_loaded *l = NULL;
+        safeload_error e;
+        safeload_result r;
+        memset(&md, 0, sizeof md);
+        memset(&d, 0, sizeof d);
+        md.open.allocator = tl_allocator(&ta, k);
+        d.allocator = md.open.allocator;
+        d.threads = 1 + (int)(k % 3);
+        d.chunk_size = 1 << 16;
+        r = safeload_model_open(&mod, path, &md, &e);
+        if (r == SAFELOAD_OK) r = safeload_load_all(mod, SAFELOAD_F32, &d, &l, &e);
+        CHECK_MSG(r == SAFELOAD_OK || r == SAFELOAD_OUT_OF_MEMORY, "k=%ld: %s", k,
+                  safeload_result_id(r));
+        safeload_loaded_free(l);
+        safeload_model_close(mod);
+        CHECK_MSG(ta.live == 0, "k=%ld: %ld allocations leaked", k, ta.live);
+        if (r == SAFELOAD_OK && ++successes == 3) break;   /* past the last allocation */
+    }
+    CHECK(successes == 3);
+}
+
+/* ---- argument errors ---- */
+static void test_request_errors(const tl_model *m, const char *path) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq;
+    safeload_arena *arena = NULL;
+    const tl_tensor *t = &m->t[0];
+    unsigned char small[8];
+    CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+    memset(&rq, 0, sizeof rq);
+    rq.name = "no.such.tensor";
+    CHECK(safeload_load_file(f, &rq, 1, NULL, &arena, &e) == SAFELOAD_NOT_FOUND);
+    CHECK_STR(e.tensor, "no.such.tensor");
+    CHECK(arena == NULL && rq.data == NULL);
+    memset(&rq, 0, sizeof rq);
+    rq.name = t->name;
+    rq.dst = small;
+    rq.dst_size = sizeof small;
+    CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_BUFFER_TOO_SMALL);
+    memset(&rq, 0, sizeof rq);
+    rq.name = t->name;
+    CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+    rq.row_begin = 5;
+    rq.row_end = 3;
+    CHECK(safeload_load_file(f, &rq, 1, NULL, &arena, &e) == SAFELOAD_INVALID_SLICE);
+    rq.row_begin = 0;
+    rq.row_end = t->shape[0] + 1;
+    CHECK(safeload_load_file(f, &rq, 1, NULL, &arena, &e) == SAFELOAD_INVALID_SLICE);
+    memset(&rq, 0, sizeof rq);
+    rq.name = "ints";
+    rq.dtype = SAFELOAD_F16;
+    CHECK(safeload_load_file(f, &rq, 1, NULL, &arena, &e) == SAFELOAD_UNSUPPORTED_CONVERSION);
+    memset(&rq, 0, sizeof rq);
+    rq.name = t->name;
+    rq.device = 1;
+    CHECK(safeload_load_file(f, &rq, 1, NULL, &arena, &e) == SAFELOAD_HOOK_MISSING);
+    CHECK(arena == NULL);
+    /* the same tensor twice, to two destinations, is fine */
+    {
+        safeload_request two[2];
+        memset(two, 0, sizeof two);
+        two[0].name = two[1].name = "bytes";
+        CHECK(safeload_load_file(f, two, 2, NULL, &arena, &e) == SAFELOAD_OK);
+        CHECK(two[0].data != two[1].data && memcmp(two[0].data, two[1].data, 15) == 0);
+        safeload_arena_free(arena);
+    }
+    safeload_close(f);
+}
+
+/* ---- a pool reused across loads; the thread-count default ---- */
+static void test_pool(const tl_model *m, const char *path) {
+    safeload_pool *pool;
+    safeload_model *mod;
+    safeload_error e;
+    int i;
+    CHECK(safeload_pool_create(&pool, 4, &e) == SAFELOAD_OK);
+    CHECK_EQ_U64(safeload_pool_threads(pool), 4);
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    for (i = 0; i < 12; i++) {
+        safeload_load_desc d;
+        safeload_loaded *l;
+        memset(&d, 0, sizeof d);
+        d.pool = pool;
+        d.threads = i % 5;                   /* 0 = all of the pool's */
+        d.chunk_size = 1 << 17;
+        CHECK(safeload_load_all(mod, i % 2 ? SAFELOAD_F32 : SAFELOAD_DTYPE_NONE, &d, &l, &e) ==
+              SAFELOAD_OK);
+        if (i % 2 == 0) CHECK(tl_check_loaded(m, l->tensors, l->count));
+        safeload_loaded_free(l);
+    }
+    safeload_model_close(mod);
+    safeload_pool_destroy(pool);
+    setenv("SAFELOAD_NUM_THREADS", "3", 1);
+    CHECK_EQ_U64(safeload_default_threads(), 3);
+    setenv("SAFELOAD_NUM_THREADS", "0", 1);       /* out of range: ignored */
+    CHECK(safeload_default_threads() >= 1 && safeload_default_threads() <= 8);
+    unsetenv("SAFELOAD_NUM_THREADS");
+}
+
+/* zero-copy view into the mapping */
+static void test_view(const tl_model *m, const char *path) {
+    safeload_file *f;
+    safeload_error e;
+    size_t i;
+    int bad = 0;
+    CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+    for (i = 0; i < m->n; i += 17) {
+        const safeload_tensor *t = safeload_find(f, m->t[i].name);
+        const void *p;
+        size_t al;
+        if (safeload_view(f, t, &p, &al, &e) != SAFELOAD_OK ||
+            memcmp(p, m->t[i].data, m->t[i].nbytes) != 0 || (uintptr_t)p % al != 0 ||
+            (al & (al - 1)) != 0) bad++;
+    }
+    CHECK(bad == 0);
+    safeload_close(f);
+}
+
+int main(void) {
+    tl_model m;
+    char path[400];
+    snprintf(tl_dir, sizeof tl_dir, "/tmp/safeload-test-load-XXXXXX");
+    if (!mkdtemp(tl_dir)) { perror("mkdtemp"); return 1; }
+    memset(&m, 0, sizeof m);
+    tl_make_mixed(&m, 3000);
+    tl_path(path, sizeof path, "mixed.safetensors");
+    CHECK(tl_save(&m, 0, m.n, path));
+
+    test_matrix(&m, path);
+    test_coalescing(&m, path);
+    test_caller_dst_and_slices(&m, path);
+    test_cast_on_load(&m, path);
+    test_sources(&m, path);
+    test_io_faults(&m, path);
+    test_shards(&m);
+    test_progress_cancel(&m, path);
+    test_request_errors(&m, path);
+    test_pool(&m, path);
+    test_view(&m, path);
+    {
+        /* allocation failures on a smaller checkpoint (the loop runs once per allocation) */
+        tl_model s;
+        char sp[400];
+        memset(&s, 0, sizeof s);
+        tl_make_mixed(&s, 40);
+        tl_path(sp, sizeof sp, "small.safetensors");
+        CHECK(tl_save(&s, 0, s.n, sp));
+        test_alloc_failures(sp);
+        tl_free_model(&s);
+    }
+    tl_free_model(&m);
+    {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tl_dir);
+        if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
+    }
+    return tu_finish("test_load");
+}
