@@ -1072,7 +1072,125 @@ SL__MAYBE_UNUSED static void sl__cond_broadcast(sl__cond *c) { pthread_cond_broa
 
 /* ---- 1c. CPU features (used by the cast kernels' dispatch) ---- */
 
-/* @@CPU FEATURES@@ */
+/* Feature word: which cast paths this CPU and OS can run, plus the SAFELOAD_SIMD override.
+     bits 0..4   SL__CPU_* flags below
+     bits 8..11  safeload_simd value named by SAFELOAD_SIMD (0 = not set or not recognised)
+     bit  31     set once detection has run
+   It is cached in sl__cpu_word_cache, THE LIBRARY'S ONLY MUTABLE STATIC STATE. Detection is
+   idempotent (every thread computes the same word), so a race between two first callers is
+   harmless: both store the same value. gcc/clang use relaxed atomics, others a volatile. */
+#define SL__CPU_SSE2        (1u << 0)
+#define SL__CPU_AVX2        (1u << 1)   /* AVX2 + F16C, OS saves YMM */
+#define SL__CPU_AVX512      (1u << 2)   /* + AVX-512 F and BW, OS saves ZMM/opmask */
+#define SL__CPU_AVX512BF16  (1u << 3)   /* + AVX512_BF16 */
+#define SL__CPU_NEON        (1u << 4)   /* AArch64: baseline (incl. FCVTN/FCVTL for fp16) */
+#define SL__CPU_DONE        (1u << 31)
+
+/* Which SIMD kernels are compiled at all. MinGW gcc does not keep 32-byte stack alignment for
+   AVX spills (gcc bug 54412), so it gets SSE2 only. NEON needs gcc/clang inline asm for FPCR. */
+#if !defined(SAFELOAD_NO_SIMD) && defined(SL__X86_64)
+#  define SL__HAVE_SSE2 1
+#  if !(defined(__MINGW32__) && !defined(__clang__))
+#    define SL__HAVE_AVX 1
+#  endif
+#endif
+#if !defined(SAFELOAD_NO_SIMD) && defined(SL__AARCH64) && defined(SL__GNUC)
+#  define SL__HAVE_NEON 1
+#endif
+
+#include <stdlib.h> /* getenv */
+
+#if defined(SL__HAVE_AVX) && defined(_MSC_VER) && !defined(__clang__)
+#  include <intrin.h>
+#  include <immintrin.h>
+static void sl__cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+    int v[4];
+    __cpuidex(v, (int)leaf, (int)sub);
+    r[0] = (unsigned)v[0]; r[1] = (unsigned)v[1]; r[2] = (unsigned)v[2]; r[3] = (unsigned)v[3];
+}
+static unsigned long long sl__xgetbv0(void) { return (unsigned long long)_xgetbv(0); }
+#elif defined(SL__HAVE_AVX)
+static void sl__cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+    unsigned a, b, c, d;
+    __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(leaf), "c"(sub));
+    r[0] = a; r[1] = b; r[2] = c; r[3] = d;
+}
+static unsigned long long sl__xgetbv0(void) {
+    unsigned lo, hi;
+    __asm__ __volatile__(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0)); /* xgetbv */
+    return ((unsigned long long)hi << 32) | lo;
+}
+#endif
+
+static unsigned sl__cpu_detect(void) {
+    unsigned f = 0;
+    const char *env;
+#if defined(SL__HAVE_SSE2)
+    f |= SL__CPU_SSE2;                       /* baseline on x86-64 */
+#endif
+#if defined(SL__HAVE_AVX)
+    {
+        unsigned r0[4], r1[4], r7[4], r71[4];
+        sl__cpuid(0, 0, r0);
+        sl__cpuid(1, 0, r1);
+        /* OSXSAVE (27), AVX (28), F16C (29) */
+        if (r0[0] >= 7 && (r1[2] & (7u << 27)) == (7u << 27)) {
+            unsigned long long xcr0 = sl__xgetbv0();
+            sl__cpuid(7, 0, r7);
+            if ((xcr0 & 0x6u) == 0x6u && (r7[1] & (1u << 5))) {            /* YMM, AVX2 */
+                f |= SL__CPU_AVX2;
+                if ((xcr0 & 0xE6u) == 0xE6u && (r7[1] & (1u << 16))         /* ZMM, F */
+                    && (r7[1] & (1u << 30))) {                               /* BW */
+                    f |= SL__CPU_AVX512;
+                    if (r7[0] >= 1) {
+                        sl__cpuid(7, 1, r71);
+                        if (r71[0] & (1u << 5)) f |= SL__CPU_AVX512BF16;
+                    }
+                }
+            }
+        }
+    }
+#endif
+#if defined(SL__HAVE_NEON)
+    f |= SL__CPU_NEON;
+#endif
+    /* SAFELOAD_SIMD=scalar|sse2|avx2|avx512|avx512bf16|neon caps what SAFELOAD_SIMD_AUTO picks. */
+#if defined(_MSC_VER)
+#  pragma warning(push)
+#  pragma warning(disable : 4996) /* getenv */
+#endif
+    env = getenv("SAFELOAD_SIMD");
+#if defined(_MSC_VER)
+#  pragma warning(pop)
+#endif
+    if (env) {
+        static const char *const names[] = { "scalar", "sse2", "avx2", "avx512", "avx512bf16",
+                                             "neon" };
+        unsigned i;
+        for (i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strcmp(env, names[i]) == 0) f |= (i + 1u) << 8; /* SAFELOAD_SIMD_SCALAR + i */
+    }
+    return f | SL__CPU_DONE;
+}
+
+#if defined(SL__GNUC)
+static unsigned sl__cpu_word_cache;
+#  define SL__CPU_LOAD() __atomic_load_n(&sl__cpu_word_cache, __ATOMIC_RELAXED)
+#  define SL__CPU_STORE(v) __atomic_store_n(&sl__cpu_word_cache, (v), __ATOMIC_RELAXED)
+#else
+static volatile unsigned sl__cpu_word_cache;
+#  define SL__CPU_LOAD() sl__cpu_word_cache
+#  define SL__CPU_STORE(v) (sl__cpu_word_cache = (v))
+#endif
+
+static unsigned sl__cpu_word(void) {
+    unsigned w = SL__CPU_LOAD();
+    if (SL__UNLIKELY(!w)) {
+        w = sl__cpu_detect();
+        SL__CPU_STORE(w);
+    }
+    return w;
+}
 
 /* ---- end of CPU features ---- */
 
@@ -2757,7 +2875,1110 @@ SL__DEF void safeload_key_report_free(safeload_key_report *r) {
    4. CAST KERNELS
    ========================================================================================== */
 
-/* @@CAST KERNELS@@ */
+/* Every kernel converts `count` elements from src to dst: any alignment, no overlap. All paths
+   give the same bits for every input under any MXCSR/FPCR (README "The bit contract"):
+     f32->f16   IEEE round-to-nearest-even; |x| >= 65520 -> +-Inf; fp16 subnormals produced;
+                NaN -> sign | 0x7E00 | (mantissa >> 13)            (= F16C vcvtps2ph, imm RNE)
+     f16->f32   exact; NaN quieted (bit 22), sign and payload kept  (= vcvtph2ps)
+     f32->bf16  RNE on the bits (+0x7FFF + lsb); fp32 subnormals kept; overflow carries to Inf;
+                NaN -> (bits >> 16) | 0x0040
+     bf16->f32  bits << 16
+     f16<->bf16 through f32 (exact), so one rounding
+     F8_E4M3    OCP "FN": bias 7, no Inf, S.1111.111 is NaN, max 448. Exact to f32;
+                NaN -> sign | 0x7FC00000. To f16/bf16: the f32 value by the rules above (exact;
+                NaN -> sign | 0x7E00 resp. sign | 0x7FC0).
+     F8_E5M2    bias 15, IEEE-like: it is the top byte of an f16, so the value is f16(b << 8):
+                exact; NaN keeps sign and payload and is quieted like f16->f32. f16 result:
+                (b << 8), | 0x0200 for NaN; bf16: from the f32 value.
+     f64->f32   IEEE RNE with f32 subnormals and overflow to Inf;
+                NaN -> sign | 0x7FC00000 | (mantissa52 >> 29)      (= cvtsd2ss)
+     f32->f64   exact; NaN quieted (bit 51), payload << 29         (= cvtss2sd)
+   The scalar functions below are the reference: integer bit manipulation only. The SIMD paths
+   are tested against them bit for bit (tests/test_cast.c, tests/cast_exhaustive.c).
+   SIMD kernels that use FP instructions run with MXCSR set to its default (RNE, no FTZ/DAZ,
+   exceptions masked) or FPCR = 0 on AArch64, and put the caller's register back afterwards. */
+
+typedef void (*sl__cast_fn)(void *dst, const void *src, size_t count);
+
+/* ---- 4a. scalar reference ---- */
+
+SL__INLINE uint8_t sl__ld8(const unsigned char *p) { return p[0]; }
+SL__INLINE uint16_t sl__ld16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+SL__INLINE uint32_t sl__ld32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+SL__INLINE uint64_t sl__ld64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+SL__INLINE void sl__st16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
+SL__INLINE void sl__st32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+SL__INLINE void sl__st64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+
+SL__INLINE uint16_t sl__f32_to_f16(uint32_t x) {
+    uint32_t s = (x >> 16) & 0x8000u, a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint16_t)(s | 0x7E00u | ((a >> 13) & 0x3FFu));  /* NaN */
+    if (a >= 0x477FF000u) return (uint16_t)(s | 0x7C00u);          /* >= 65520: Inf */
+    if (a >= 0x38800000u)                                          /* normal result */
+        return (uint16_t)(s | ((a - 0x38000000u + 0xFFFu + ((a >> 13) & 1u)) >> 13));
+    if (a < 0x33000000u) return (uint16_t)s;                       /* <= 2^-25: +-0 */
+    {   /* subnormal result: m * 2^(e-150) in units of 2^-24, shift by 126-e in [14, 24] */
+        uint32_t e = a >> 23, m = (a & 0x7FFFFFu) | 0x800000u, sh = 126u - e;
+        uint32_t r = m >> sh, rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1u);
+        if (rem > half || (rem == half && (r & 1u))) r++;
+        return (uint16_t)(s | r);
+    }
+}
+
+SL__INLINE uint32_t sl__f16_to_f32(uint16_t h) {
+    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 31) return s | 0x7F800000u | (m << 13) | (m ? 0x400000u : 0u);
+    if (e) return s | ((e + 112u) << 23) | (m << 13);
+    if (!m) return s;
+    e = 113;                                                       /* subnormal: normalise */
+    while (!(m & 0x400u)) { m <<= 1; e--; }
+    return s | (e << 23) | ((m & 0x3FFu) << 13);
+}
+
+SL__INLINE uint16_t sl__f32_to_bf16(uint32_t x) {
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x40u);
+    return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
+SL__INLINE uint32_t sl__bf16_to_f32(uint16_t b) { return (uint32_t)b << 16; }
+SL__INLINE uint16_t sl__f16_to_bf16(uint16_t h) { return sl__f32_to_bf16(sl__f16_to_f32(h)); }
+SL__INLINE uint16_t sl__bf16_to_f16(uint16_t b) { return sl__f32_to_f16(sl__bf16_to_f32(b)); }
+
+SL__INLINE uint32_t sl__e4m3_to_f32(uint8_t b) {
+    uint32_t s = (uint32_t)(b & 0x80u) << 24, e = (b >> 3) & 0xFu, m = b & 7u;
+    if ((b & 0x7Fu) == 0x7Fu) return s | 0x7FC00000u;             /* the only NaN */
+    if (e) return s | ((e + 120u) << 23) | (m << 20);
+    if (!m) return s;
+    e = 121;                                                       /* subnormal: m * 2^-9 */
+    while (!(m & 8u)) { m <<= 1; e--; }
+    return s | (e << 23) | ((m & 7u) << 20);
+}
+SL__INLINE uint32_t sl__e5m2_to_f32(uint8_t b) { return sl__f16_to_f32((uint16_t)(b << 8)); }
+SL__INLINE uint16_t sl__e4m3_to_f16(uint8_t b) { return sl__f32_to_f16(sl__e4m3_to_f32(b)); }
+SL__INLINE uint16_t sl__e4m3_to_bf16(uint8_t b) { return sl__f32_to_bf16(sl__e4m3_to_f32(b)); }
+SL__INLINE uint16_t sl__e5m2_to_f16(uint8_t b) { return sl__f32_to_f16(sl__e5m2_to_f32(b)); }
+SL__INLINE uint16_t sl__e5m2_to_bf16(uint8_t b) { return sl__f32_to_bf16(sl__e5m2_to_f32(b)); }
+
+SL__INLINE uint32_t sl__f64_to_f32(uint64_t x) {
+    uint32_t s = (uint32_t)(x >> 32) & 0x80000000u;
+    uint64_t a = x & 0x7FFFFFFFFFFFFFFFull, e = a >> 52;
+    if (a > 0x7FF0000000000000ull)                                 /* NaN */
+        return s | 0x7FC00000u | (uint32_t)((a >> 29) & 0x7FFFFFu);
+    if (a >= 0x47EFFFFFF0000000ull) return s | 0x7F800000u;        /* >= (2 - 2^-24) * 2^127 */
+    if (e >= 897) {                                                /* normal f32 result */
+        uint64_t t = a - (896ull << 52);
+        return s | (uint32_t)((t + 0x0FFFFFFFull + ((t >> 29) & 1u)) >> 29);
+    }
+    if (e < 873) return s;                                         /* < 2^-150: +-0 */
+    {   /* subnormal result in units of 2^-149: m * 2^(e-1075+149), shift by 926-e in [30, 53] */
+        uint64_t m = (a & 0xFFFFFFFFFFFFFull) | (1ull << 52), sh = 926u - e;
+        uint64_t r = m >> sh, rem = m & ((1ull << sh) - 1u), half = 1ull << (sh - 1u);
+        if (rem > half || (rem == half && (r & 1u))) r++;
+        return s | (uint32_t)r;
+    }
+}
+
+SL__INLINE uint64_t sl__f32_to_f64(uint32_t x) {
+    uint64_t s = (uint64_t)(x >> 31) << 63;
+    uint32_t a = x & 0x7FFFFFFFu, m;
+    int e;
+    if (a > 0x7F800000u) return s | 0x7FF8000000000000ull | ((uint64_t)(a & 0x7FFFFFu) << 29);
+    if (a == 0x7F800000u) return s | 0x7FF0000000000000ull;
+    if (a >= 0x00800000u) return s | (((uint64_t)a << 29) + (896ull << 52));
+    if (!a) return s;
+    m = a; e = 1;                                                  /* subnormal: normalise */
+    while (!(m & 0x800000u)) { m <<= 1; e--; }
+    return s | ((uint64_t)(e + 896) << 52) | ((uint64_t)(m & 0x7FFFFFu) << 29);
+}
+
+#define SL__SCALAR_KERNEL(dir, DSZ, SSZ, ld, st, fn)                                            \
+    static void sl__k_##dir##_scalar(void *dst, const void *src, size_t n) {                   \
+        unsigned char *d = (unsigned char *)dst;                                               \
+        const unsigned char *s = (const unsigned char *)src;                                   \
+        size_t i;                                                                              \
+        for (i = 0; i < n; i++) st(d + i * (DSZ), fn(ld(s + i * (SSZ))));                      \
+    }
+SL__SCALAR_KERNEL(f32_f16, 2, 4, sl__ld32, sl__st16, sl__f32_to_f16)
+SL__SCALAR_KERNEL(f16_f32, 4, 2, sl__ld16, sl__st32, sl__f16_to_f32)
+SL__SCALAR_KERNEL(f32_bf16, 2, 4, sl__ld32, sl__st16, sl__f32_to_bf16)
+SL__SCALAR_KERNEL(bf16_f32, 4, 2, sl__ld16, sl__st32, sl__bf16_to_f32)
+SL__SCALAR_KERNEL(f16_bf16, 2, 2, sl__ld16, sl__st16, sl__f16_to_bf16)
+SL__SCALAR_KERNEL(bf16_f16, 2, 2, sl__ld16, sl__st16, sl__bf16_to_f16)
+SL__SCALAR_KERNEL(e4m3_f32, 4, 1, sl__ld8, sl__st32, sl__e4m3_to_f32)
+SL__SCALAR_KERNEL(e4m3_f16, 2, 1, sl__ld8, sl__st16, sl__e4m3_to_f16)
+SL__SCALAR_KERNEL(e4m3_bf16, 2, 1, sl__ld8, sl__st16, sl__e4m3_to_bf16)
+SL__SCALAR_KERNEL(e5m2_f32, 4, 1, sl__ld8, sl__st32, sl__e5m2_to_f32)
+SL__SCALAR_KERNEL(e5m2_f16, 2, 1, sl__ld8, sl__st16, sl__e5m2_to_f16)
+SL__SCALAR_KERNEL(e5m2_bf16, 2, 1, sl__ld8, sl__st16, sl__e5m2_to_bf16)
+SL__SCALAR_KERNEL(f64_f32, 4, 8, sl__ld64, sl__st32, sl__f64_to_f32)
+SL__SCALAR_KERNEL(f32_f64, 8, 4, sl__ld32, sl__st64, sl__f32_to_f64)
+
+static void sl__k_copy16(void *dst, const void *src, size_t n) { memcpy(dst, src, n * 2); }
+static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src, n * 4); }
+
+/* ---- 4b. SIMD loop generator and FP-environment guards ----
+   A block function BLK(d, s, nt) converts N elements: it loads with unaligned loads and stores
+   whole vectors of VB bytes, with aligned non-temporal stores when nt is 1. SL__GEN_LOOP makes
+   NAME(dst, src, n): full blocks, then the tail through small stack buffers (same block code,
+   so the tail's bits are the body's). SL__GEN_NT makes NAME_nt: a head with regular stores up
+   to a VB-aligned dst, NT blocks, an sfence, and the tail again with regular stores; when dst
+   cannot be aligned (dst not a multiple of the element size) it falls back to NAME. The _run
+   bodies are noinline so the compiler cannot move FP work across the MXCSR/FPCR switch. */
+#define SL__GEN_LOOP(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                          \
+    static SL__NOINLINE TGT void NAME##_run(unsigned char *d, const unsigned char *s,         \
+                                            size_t n) {                                        \
+        size_t i = 0;                                                                          \
+        for (; i + (N) <= n; i += (N)) BLK(d + i * (DSZ), s + i * (SSZ), 0);                   \
+        if (i < n) {                                                                           \
+            unsigned char ts[(N) * (SSZ)], td[(N) * (DSZ)];                                    \
+            memset(ts, 0, sizeof ts);                                                          \
+            memcpy(ts, s + i * (SSZ), (n - i) * (SSZ));                                        \
+            BLK(td, ts, 0);                                                                    \
+            memcpy(d + i * (DSZ), td, (n - i) * (DSZ));                                        \
+        }                                                                                      \
+    }                                                                                          \
+    static void NAME(void *dst, const void *src, size_t n) {                                   \
+        ENV##_ENTER;                                                                           \
+        NAME##_run((unsigned char *)dst, (const unsigned char *)src, n);                       \
+        ENV##_LEAVE;                                                                           \
+    }
+
+#define SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)                                        \
+    static SL__NOINLINE TGT void NAME##_run_nt(unsigned char *d, const unsigned char *s,      \
+                                               size_t n) {                                     \
+        size_t i = 0, mis = (size_t)((uintptr_t)d & ((VB) - 1));                               \
+        if (mis % (DSZ) == 0) {                                                                \
+            i = mis ? ((VB) - mis) / (DSZ) : 0;                                                \
+            if (i > n) i = n;                                                                  \
+            if (i) NAME##_run(d, s, i);                                                        \
+            for (; i + (N) <= n; i += (N)) BLK(d + i * (DSZ), s + i * (SSZ), 1);               \
+            _mm_sfence();                                                                      \
+        }                                                                                      \
+        if (i < n) NAME##_run(d + i * (DSZ), s + i * (SSZ), n - i);                            \
+    }                                                                                          \
+    static void NAME##_nt(void *dst, const void *src, size_t n) {                              \
+        ENV##_ENTER;                                                                           \
+        NAME##_run_nt((unsigned char *)dst, (const unsigned char *)src, n);                    \
+        ENV##_LEAVE;                                                                           \
+    }
+
+#define SL__GEN_BOTH(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)                                      \
+    SL__GEN_LOOP(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                             \
+    SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)
+
+#define SL__ENV_NONE_ENTER (void)0
+#define SL__ENV_NONE_LEAVE (void)0
+
+#if defined(SL__HAVE_AVX)
+#  include <immintrin.h>
+#elif defined(SL__HAVE_SSE2)
+#  include <emmintrin.h>
+#endif
+
+#if defined(SL__HAVE_SSE2)
+/* MXCSR 0x1F80: all exceptions masked, round to nearest even, FTZ and DAZ off. Restoring the
+   saved value also drops any exception flags the kernel raised. */
+#  define SL__ENV_MXCSR_ENTER unsigned sl__csr = _mm_getcsr(); _mm_setcsr(0x1F80u)
+#  define SL__ENV_MXCSR_LEAVE _mm_setcsr(sl__csr)
+#  define SL__RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#  define SL__X4(x) _mm_set1_epi32((int)(x))
+#  define SL__X8(x) _mm256_set1_epi32((int)(x))
+#  define SL__X16(x) _mm512_set1_epi32((int)(x))
+
+/* ---- 4c. SSE2 (integer, plus two FP steps that are exact under the default MXCSR) ---- */
+
+SL__INLINE __m128i sl__ld128(const unsigned char *p) {
+    return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+SL__INLINE __m128i sl__ld64x(const unsigned char *p) {
+    return _mm_loadl_epi64((const __m128i *)(const void *)p);
+}
+SL__INLINE __m128i sl__ld32x(const unsigned char *p) {
+    return _mm_cvtsi32_si128((int)sl__ld32(p));
+}
+SL__INLINE void sl__st128(unsigned char *p, __m128i v, int nt) {
+    if (nt) _mm_stream_si128((__m128i *)(void *)p, v);
+    else _mm_storeu_si128((__m128i *)(void *)p, v);
+}
+SL__INLINE __m128i sl__sse2_sel(__m128i m, __m128i a, __m128i b) {
+    return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
+}
+/* f32 bits -> f16 bits in the low half of each lane. Subnormal results come from |x| + 0.5f
+   (0.5f has an ulp of 2^-24, the f16 subnormal step), exact with RNE and DAZ off. */
+SL__INLINE __m128i sl__sse2_f32_f16(__m128i x) {
+    __m128i a = _mm_and_si128(x, SL__X4(0x7FFFFFFF));
+    __m128i s = _mm_and_si128(_mm_srli_epi32(x, 16), SL__X4(0x8000));
+    __m128i lsb = _mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(1));
+    __m128i nrm = _mm_srli_epi32(_mm_add_epi32(_mm_sub_epi32(a, SL__X4(0x38000000 - 0xFFF)),
+                                               lsb), 13);
+    __m128i sub = _mm_sub_epi32(_mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a),
+                                                            _mm_set1_ps(0.5f))),
+                                SL__X4(0x3F000000));
+    __m128i nan = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(0x3FF)),
+                               SL__X4(0x7E00));
+    __m128i r = sl__sse2_sel(_mm_cmplt_epi32(a, SL__X4(0x38800000)), sub, nrm);
+    r = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x477FEFFF)), SL__X4(0x7C00), r);
+    r = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x7F800000)), nan, r);
+    return _mm_or_si128(r, s);
+}
+/* f16 bits (zero-extended lanes) -> f32 bits. Subnormals: (float)m * 2^-24, both exact. */
+SL__INLINE __m128i sl__sse2_f16_f32(__m128i h) {
+    __m128i em = _mm_and_si128(h, SL__X4(0x7FFF));
+    __m128i s = _mm_slli_epi32(_mm_and_si128(h, SL__X4(0x8000)), 16);
+    __m128i nrm = _mm_add_epi32(_mm_slli_epi32(em, 13), SL__X4(112u << 23));
+    __m128i inf = _mm_add_epi32(_mm_slli_epi32(em, 13), SL__X4(224u << 23));
+    __m128i sub = _mm_castps_si128(_mm_mul_ps(_mm_cvtepi32_ps(em),
+                                              _mm_set1_ps(5.9604644775390625e-8f)));
+    __m128i r;
+    inf = _mm_or_si128(inf, _mm_and_si128(_mm_cmpgt_epi32(em, SL__X4(0x7C00)),
+                                          SL__X4(0x400000)));
+    r = sl__sse2_sel(_mm_cmplt_epi32(em, SL__X4(0x400)), sub, nrm);
+    r = sl__sse2_sel(_mm_cmpgt_epi32(em, SL__X4(0x7BFF)), inf, r);
+    return _mm_or_si128(r, s);
+}
+/* f32 bits -> RNE'd bits whose high half is the bf16. */
+SL__INLINE __m128i sl__sse2_bf16hi(__m128i x) {
+    __m128i lsb = _mm_and_si128(_mm_srli_epi32(x, 16), SL__X4(1));
+    __m128i r = _mm_add_epi32(_mm_add_epi32(x, SL__X4(0x7FFF)), lsb);
+    __m128i nan = _mm_cmpgt_epi32(_mm_and_si128(x, SL__X4(0x7FFFFFFF)), SL__X4(0x7F800000));
+    return sl__sse2_sel(nan, _mm_or_si128(x, SL__X4(0x400000)), r);
+}
+SL__INLINE __m128i sl__sse2_pack_hi(__m128i a, __m128i b) {      /* high halves, in order */
+    return _mm_packs_epi32(_mm_srai_epi32(a, 16), _mm_srai_epi32(b, 16));
+}
+SL__INLINE __m128i sl__sse2_pack_lo(__m128i a, __m128i b) {      /* low halves, in order */
+    return sl__sse2_pack_hi(_mm_slli_epi32(a, 16), _mm_slli_epi32(b, 16));
+}
+/* E4M3 bytes (zero-extended lanes) -> f32 bits. Subnormals: (float)m * 2^-9, exact. */
+SL__INLINE __m128i sl__sse2_e4m3(__m128i x) {
+    __m128i m = _mm_and_si128(x, SL__X4(0x7F));
+    __m128i s = _mm_slli_epi32(_mm_and_si128(x, SL__X4(0x80)), 24);
+    __m128i nrm = _mm_add_epi32(_mm_slli_epi32(m, 20), SL__X4(120u << 23));
+    __m128i sub = _mm_castps_si128(_mm_mul_ps(_mm_cvtepi32_ps(m), _mm_set1_ps(0.001953125f)));
+    __m128i r = sl__sse2_sel(_mm_cmplt_epi32(m, SL__X4(8)), sub, nrm);
+    r = sl__sse2_sel(_mm_cmpeq_epi32(m, SL__X4(0x7F)), SL__X4(0x7FC00000), r);
+    return _mm_or_si128(r, s);
+}
+/* 8 E5M2 bytes -> 8 f16 (b << 8) in 16-bit lanes, NaNs quieted. */
+SL__INLINE __m128i sl__sse2_e5m2_f16(__m128i b8) {
+    __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), b8);
+    __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)),
+                                  _mm_set1_epi16(0x7C00));
+    return _mm_or_si128(h, _mm_and_si128(nan, _mm_set1_epi16(0x0200)));
+}
+SL__INLINE __m128i sl__sse2_lo32(__m128i v) { return _mm_unpacklo_epi16(v, _mm_setzero_si128()); }
+SL__INLINE __m128i sl__sse2_hi32(__m128i v) { return _mm_unpackhi_epi16(v, _mm_setzero_si128()); }
+SL__INLINE __m128i sl__sse2_b32(__m128i b4) {                     /* 4 bytes -> 4 lanes */
+    return sl__sse2_lo32(_mm_unpacklo_epi8(b4, _mm_setzero_si128()));
+}
+
+SL__INLINE void sl__b_f32_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(sl__ld128(s)),
+                                  sl__sse2_f32_f16(sl__ld128(s + 16))), nt);
+}
+SL__INLINE void sl__b_f16_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st128(d, sl__sse2_f16_f32(sl__sse2_lo32(sl__ld64x(s))), nt);
+}
+SL__INLINE void sl__b_f32_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(sl__ld128(s)),
+                                  sl__sse2_bf16hi(sl__ld128(s + 16))), nt);
+}
+SL__INLINE void sl__b_bf16_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128i v = sl__ld128(s);
+    sl__st128(d, _mm_unpacklo_epi16(_mm_setzero_si128(), v), nt);
+    sl__st128(d + 16, _mm_unpackhi_epi16(_mm_setzero_si128(), v), nt);
+}
+SL__INLINE void sl__b_f16_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128i v = sl__ld128(s);
+    sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(sl__sse2_f16_f32(sl__sse2_lo32(v))),
+                                  sl__sse2_bf16hi(sl__sse2_f16_f32(sl__sse2_hi32(v)))), nt);
+}
+SL__INLINE void sl__b_bf16_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128i v = sl__ld128(s), z = _mm_setzero_si128();
+    sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(_mm_unpacklo_epi16(z, v)),
+                                  sl__sse2_f32_f16(_mm_unpackhi_epi16(z, v))), nt);
+}
+SL__INLINE void sl__b_e4m3_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st128(d, sl__sse2_e4m3(sl__sse2_b32(sl__ld32x(s))), nt);
+}
+SL__INLINE void sl__b_e4m3_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128i b = _mm_unpacklo_epi8(sl__ld64x(s), _mm_setzero_si128());
+    sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(sl__sse2_e4m3(sl__sse2_lo32(b))),
+                                  sl__sse2_f32_f16(sl__sse2_e4m3(sl__sse2_hi32(b)))), nt);
+}
+SL__INLINE void sl__b_e4m3_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128i b = _mm_unpacklo_epi8(sl__ld64x(s), _mm_setzero_si128());
+    sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(sl__sse2_e4m3(sl__sse2_lo32(b))),
+                                  sl__sse2_bf16hi(sl__sse2_e4m3(sl__sse2_hi32(b)))), nt);
+}
+SL__INLINE void sl__b_e5m2_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st128(d, sl__sse2_f16_f32(sl__sse2_lo32(_mm_unpacklo_epi8(_mm_setzero_si128(),
+                                                                  sl__ld32x(s)))), nt);
+}
+SL__INLINE void sl__b_e5m2_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st128(d, sl__sse2_e5m2_f16(sl__ld64x(s)), nt);
+}
+SL__INLINE void sl__b_e5m2_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), sl__ld64x(s));
+    sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(sl__sse2_f16_f32(sl__sse2_lo32(h))),
+                                  sl__sse2_bf16hi(sl__sse2_f16_f32(sl__sse2_hi32(h)))), nt);
+}
+SL__INLINE void sl__b_f64_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128 a = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)s));
+    __m128 b = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)(s + 16)));
+    sl__st128(d, _mm_castps_si128(_mm_movelh_ps(a, b)), nt);
+}
+SL__INLINE void sl__b_f32_f64_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128 v = _mm_loadu_ps((const float *)(const void *)s);
+    sl__st128(d, _mm_castpd_si128(_mm_cvtps_pd(v)), nt);
+    sl__st128(d + 16, _mm_castpd_si128(_mm_cvtps_pd(_mm_movehl_ps(v, v))), nt);
+}
+SL__INLINE void sl__b_copy_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st128(d, sl__ld128(s), nt);
+    sl__st128(d + 16, sl__ld128(s + 16), nt);
+    sl__st128(d + 32, sl__ld128(s + 32), nt);
+    sl__st128(d + 48, sl__ld128(s + 48), nt);
+}
+
+#  define SL__SSE2_TGT
+SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__SSE2_TGT, 2, 4, 8, 16, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__SSE2_TGT, 4, 2, 4, 16, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__SSE2_TGT, 2, 4, 8, 16, sl__b_f32_bf16_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_sse2, SL__SSE2_TGT, 4, 2, 8, 16, sl__b_bf16_f32_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_sse2, SL__SSE2_TGT, 2, 2, 8, 16, sl__b_f16_bf16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_sse2, SL__SSE2_TGT, 2, 2, 8, 16, sl__b_bf16_f16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e4m3_f32_sse2, SL__SSE2_TGT, 4, 1, 4, 16, sl__b_e4m3_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e4m3_f16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e4m3_f16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e4m3_bf16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e4m3_bf16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e5m2_f32_sse2, SL__SSE2_TGT, 4, 1, 4, 16, sl__b_e5m2_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e5m2_f16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e5m2_f16_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e5m2_bf16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e5m2_bf16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__SSE2_TGT, 4, 8, 4, 16, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__SSE2_TGT, 8, 4, 4, 16, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
+static void sl__k_copy_sse2_run(unsigned char *d, const unsigned char *s, size_t n) {
+    memcpy(d, s, n);
+}
+SL__GEN_NT(sl__k_copy_sse2, SL__SSE2_TGT, 1, 1, 64, 16, sl__b_copy_sse2, SL__ENV_NONE)
+static void sl__k_copy16_sse2_nt(void *d, const void *s, size_t n) { sl__k_copy_sse2_nt(d, s, n * 2); }
+static void sl__k_copy32_sse2_nt(void *d, const void *s, size_t n) { sl__k_copy_sse2_nt(d, s, n * 4); }
+#endif /* SL__HAVE_SSE2 */
+
+#if defined(SL__HAVE_AVX)
+/* ---- 4d. AVX2 + F16C ---- */
+#  define SL__AVX2_TGT SL__TARGET("avx,avx2,f16c")
+
+SL__INLINE SL__AVX2_TGT __m256i sl__ld256(const unsigned char *p) {
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+SL__INLINE SL__AVX2_TGT __m256 sl__ld256f(const unsigned char *p) {
+    return _mm256_loadu_ps((const float *)(const void *)p);
+}
+SL__INLINE SL__AVX2_TGT void sl__st256(unsigned char *p, __m256i v, int nt) {
+    if (nt) _mm256_stream_si256((__m256i *)(void *)p, v);
+    else _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_join(__m128i lo, __m128i hi) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+SL__INLINE SL__AVX2_TGT __m128i sl__avx2_f32_f16(__m256i x) {
+    return _mm256_cvtps_ph(_mm256_castsi256_ps(x), SL__RNE);
+}
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_f16_f32(__m128i h) {
+    return _mm256_castps_si256(_mm256_cvtph_ps(h));
+}
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_bf16hi(__m256i x) {
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), SL__X8(1));
+    __m256i r = _mm256_add_epi32(_mm256_add_epi32(x, SL__X8(0x7FFF)), lsb);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, SL__X8(0x7FFFFFFF)),
+                                     SL__X8(0x7F800000));
+    return _mm256_blendv_epi8(r, _mm256_or_si256(x, SL__X8(0x400000)), nan);
+}
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
+    return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(a, 16),
+                                                        _mm256_srli_epi32(b, 16)), 0xD8);
+}
+/* E4M3 bytes (zero-extended lanes) -> f32 bits; subnormals from an 8-entry table. */
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e4m3(__m256i x) {
+    const __m256i tab = _mm256_setr_epi32(0, 0x3B000000, 0x3B800000, 0x3BC00000, 0x3C000000,
+                                          0x3C200000, 0x3C400000, 0x3C600000);
+    __m256i m = _mm256_and_si256(x, SL__X8(0x7F));
+    __m256i s = _mm256_slli_epi32(_mm256_and_si256(x, SL__X8(0x80)), 24);
+    __m256i nrm = _mm256_add_epi32(_mm256_slli_epi32(m, 20), SL__X8(120u << 23));
+    __m256i r = _mm256_blendv_epi8(nrm, _mm256_permutevar8x32_epi32(tab, m),
+                                   _mm256_cmpgt_epi32(SL__X8(8), m));
+    r = _mm256_blendv_epi8(r, SL__X8(0x7FC00000), _mm256_cmpeq_epi32(m, SL__X8(0x7F)));
+    return _mm256_or_si256(r, s);
+}
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e5m2_f16(__m128i b16) {  /* 16 bytes -> 16 f16 */
+    __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(b16), 8);
+    __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
+                                     _mm256_set1_epi16(0x7C00));
+    return _mm256_or_si256(h, _mm256_and_si256(nan, _mm256_set1_epi16(0x0200)));
+}
+
+SL__INLINE SL__AVX2_TGT void sl__b_f32_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(sl__ld256(s)),
+                               sl__avx2_f32_f16(sl__ld256(s + 32))), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_f16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, sl__avx2_f16_f32(sl__ld128(s)), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_f32_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(sl__ld256(s)),
+                                  sl__avx2_bf16hi(sl__ld256(s + 32))), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_bf16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_f16_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(sl__avx2_f16_f32(sl__ld128(s))),
+                                  sl__avx2_bf16hi(sl__avx2_f16_f32(sl__ld128(s + 16)))), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    __m256i lo = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16);
+    __m256i hi = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s + 16)), 16);
+    sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_e4m3_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s))), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_e4m3_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    __m256i lo = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s)));
+    __m256i hi = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s + 8)));
+    sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_e4m3_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    __m256i lo = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s)));
+    __m256i hi = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s + 8)));
+    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(lo), sl__avx2_bf16hi(hi)), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_e5m2_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, sl__avx2_f16_f32(_mm_slli_epi16(_mm_cvtepu8_epi16(sl__ld64x(s)), 8)), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_e5m2_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, sl__avx2_e5m2_f16(sl__ld128(s)), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_e5m2_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(sl__ld128(s)), 8);
+    __m256i lo = sl__avx2_f16_f32(_mm256_castsi256_si128(h));
+    __m256i hi = sl__avx2_f16_f32(_mm256_extracti128_si256(h, 1));
+    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(lo), sl__avx2_bf16hi(hi)), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128 a = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)s));
+    __m128 b = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)(s + 32)));
+    sl__st256(d, sl__avx2_join(_mm_castps_si128(a), _mm_castps_si128(b)), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_f32_f64_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    __m256 v = sl__ld256f(s);
+    sl__st256(d, _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_castps256_ps128(v))), nt);
+    sl__st256(d + 32, _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))), nt);
+}
+SL__INLINE SL__AVX2_TGT void sl__b_copy_avx2(unsigned char *d, const unsigned char *s, int nt) {
+    sl__st256(d, sl__ld256(s), nt);
+    sl__st256(d + 32, sl__ld256(s + 32), nt);
+}
+
+SL__GEN_BOTH(sl__k_f32_f16_avx2, SL__AVX2_TGT, 2, 4, 16, 32, sl__b_f32_f16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_avx2, SL__AVX2_TGT, 4, 2, 8, 32, sl__b_f16_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__AVX2_TGT, 2, 4, 16, 32, sl__b_f32_bf16_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__AVX2_TGT, 4, 2, 8, 32, sl__b_bf16_f32_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__AVX2_TGT, 2, 2, 16, 32, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__AVX2_TGT, 2, 2, 16, 32, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e4m3_f32_avx2, SL__AVX2_TGT, 4, 1, 8, 32, sl__b_e4m3_f32_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e4m3_f16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e4m3_f16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e4m3_bf16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e4m3_bf16_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e5m2_f32_avx2, SL__AVX2_TGT, 4, 1, 8, 32, sl__b_e5m2_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e5m2_f16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e5m2_f16_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e5m2_bf16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e5m2_bf16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__AVX2_TGT, 4, 8, 8, 32, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__AVX2_TGT, 8, 4, 8, 32, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
+#  define sl__k_copy_avx2_run sl__k_copy_sse2_run
+SL__GEN_NT(sl__k_copy_avx2, SL__AVX2_TGT, 1, 1, 64, 32, sl__b_copy_avx2, SL__ENV_NONE)
+static void sl__k_copy16_avx2_nt(void *d, const void *s, size_t n) { sl__k_copy_avx2_nt(d, s, n * 2); }
+static void sl__k_copy32_avx2_nt(void *d, const void *s, size_t n) { sl__k_copy_avx2_nt(d, s, n * 4); }
+
+/* ---- 4e. AVX-512 F + BW ---- */
+/* g++ 12 warns (-Wmaybe-uninitialized, -Wuninitialized) inside many AVX-512 intrinsics, whose
+   _mm512_undefined_*() self-initialise (gcc bug 105593, fixed in gcc 13). */
+#  if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__)
+#    pragma GCC diagnostic push
+#    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#    pragma GCC diagnostic ignored "-Wuninitialized"
+#  endif
+#  define SL__AVX512_TGT SL__TARGET("avx,avx2,f16c,avx512f,avx512bw")
+
+SL__INLINE SL__AVX512_TGT __m512i sl__ld512(const unsigned char *p) {
+    return _mm512_loadu_si512((const void *)p);
+}
+SL__INLINE SL__AVX512_TGT void sl__st512(unsigned char *p, __m512i v, int nt) {
+    if (nt) _mm512_stream_si512((__m512i *)(void *)p, v);
+    else _mm512_storeu_si512((void *)p, v);
+}
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_join(__m256i lo, __m256i hi) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+SL__INLINE SL__AVX512_TGT __m256i sl__avx512_f32_f16(__m512i x) {
+    return _mm512_cvtps_ph(_mm512_castsi512_ps(x), SL__RNE);
+}
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_f16_f32(__m256i h) {
+    return _mm512_castps_si512(_mm512_cvtph_ps(h));
+}
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16hi(__m512i x) {
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), SL__X16(1));
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, SL__X16(0x7FFF)), lsb);
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, SL__X16(0x7FFFFFFF)),
+                                            SL__X16(0x7F800000));
+    return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(x, SL__X16(0x400000)));
+}
+/* The high 16-bit halves of a's and b's 32-bit lanes, in order (one vpermt2w). */
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
+#  define SL__PK(k) (int)((4u * (k) + 1u) | ((4u * (k) + 3u) << 16))
+    const __m512i idx = _mm512_setr_epi32(SL__PK(0), SL__PK(1), SL__PK(2), SL__PK(3), SL__PK(4),
+                                          SL__PK(5), SL__PK(6), SL__PK(7), SL__PK(8), SL__PK(9),
+                                          SL__PK(10), SL__PK(11), SL__PK(12), SL__PK(13),
+                                          SL__PK(14), SL__PK(15));
+#  undef SL__PK
+    return _mm512_permutex2var_epi16(a, idx, b);
+}
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e4m3(__m512i x) {
+    const __m512i tab = _mm512_setr_epi32(0, 0x3B000000, 0x3B800000, 0x3BC00000, 0x3C000000,
+                                          0x3C200000, 0x3C400000, 0x3C600000, 0, 0, 0, 0, 0, 0,
+                                          0, 0);
+    __m512i m = _mm512_and_si512(x, SL__X16(0x7F));
+    __m512i s = _mm512_slli_epi32(_mm512_and_si512(x, SL__X16(0x80)), 24);
+    __m512i r = _mm512_add_epi32(_mm512_slli_epi32(m, 20), SL__X16(120u << 23));
+    r = _mm512_mask_mov_epi32(r, _mm512_cmplt_epi32_mask(m, SL__X16(8)),
+                              _mm512_permutexvar_epi32(m, tab));
+    r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(m, SL__X16(0x7F)), SL__X16(0x7FC00000));
+    return _mm512_or_si512(r, s);
+}
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e5m2_f16(__m256i b32) {  /* 32 bytes -> f16 */
+    __m512i h = _mm512_slli_epi16(_mm512_cvtepu8_epi16(b32), 8);
+    __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, _mm512_set1_epi16(0x7FFF)),
+                                            _mm512_set1_epi16(0x7C00));
+    return _mm512_mask_mov_epi16(h, nan, _mm512_or_si512(h, _mm512_set1_epi16(0x0200)));
+}
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16_f32(__m256i b) {
+    return _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16);
+}
+
+SL__INLINE SL__AVX512_TGT void sl__b_f32_f16_avx512(unsigned char *d, const unsigned char *s,
+                                                    int nt) {
+    sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(sl__ld512(s)),
+                                 sl__avx512_f32_f16(sl__ld512(s + 64))), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_f16_f32_avx512(unsigned char *d, const unsigned char *s,
+                                                    int nt) {
+    sl__st512(d, sl__avx512_f16_f32(sl__ld256(s)), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_f32_bf16_avx512(unsigned char *d, const unsigned char *s,
+                                                     int nt) {
+    sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(sl__ld512(s)),
+                                    sl__avx512_bf16hi(sl__ld512(s + 64))), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_bf16_f32_avx512(unsigned char *d, const unsigned char *s,
+                                                     int nt) {
+    sl__st512(d, sl__avx512_bf16_f32(sl__ld256(s)), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_f16_bf16_avx512(unsigned char *d, const unsigned char *s,
+                                                     int nt) {
+    sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(sl__avx512_f16_f32(sl__ld256(s))),
+                                    sl__avx512_bf16hi(sl__avx512_f16_f32(sl__ld256(s + 32)))),
+              nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_bf16_f16_avx512(unsigned char *d, const unsigned char *s,
+                                                     int nt) {
+    sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s))),
+                                 sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s + 32)))),
+              nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_e4m3_f32_avx512(unsigned char *d, const unsigned char *s,
+                                                     int nt) {
+    sl__st512(d, sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s))), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_e4m3_f16_avx512(unsigned char *d, const unsigned char *s,
+                                                     int nt) {
+    __m512i lo = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s)));
+    __m512i hi = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s + 16)));
+    sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(lo), sl__avx512_f32_f16(hi)), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_e4m3_bf16_avx512(unsigned char *d, const unsigned char *s,
+                                                      int nt) {
+    __m512i lo = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s)));
+    __m512i hi = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s + 16)));
+    sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(lo), sl__avx512_bf16hi(hi)), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_e5m2_f32_avx512(unsigned char *d, const unsigned char *s,
+                                                     int nt) {
+    sl__st512(d, sl__avx512_f16_f32(_mm256_slli_epi16(_mm256_cvtepu8_epi16(sl__ld128(s)), 8)),
+              nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_e5m2_f16_avx512(unsigned char *d, const unsigned char *s,
+                                                     int nt) {
+    sl__st512(d, sl__avx512_e5m2_f16(sl__ld256(s)), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_e5m2_bf16_avx512(unsigned char *d, const unsigned char *s,
+                                                      int nt) {
+    __m512i h = _mm512_slli_epi16(_mm512_cvtepu8_epi16(sl__ld256(s)), 8);
+    __m512i lo = sl__avx512_f16_f32(_mm512_castsi512_si256(h));
+    __m512i hi = sl__avx512_f16_f32(_mm512_extracti64x4_epi64(h, 1));
+    sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(lo), sl__avx512_bf16hi(hi)), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
+                                                    int nt) {
+    __m256 a = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)s), SL__RNE);
+    __m256 b = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)(s + 64)), SL__RNE);
+    sl__st512(d, sl__avx512_join(_mm256_castps_si256(a), _mm256_castps_si256(b)), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_f32_f64_avx512(unsigned char *d, const unsigned char *s,
+                                                    int nt) {
+    sl__st512(d, _mm512_castpd_si512(_mm512_cvtps_pd(sl__ld256f(s))), nt);
+    sl__st512(d + 64, _mm512_castpd_si512(_mm512_cvtps_pd(sl__ld256f(s + 32))), nt);
+}
+SL__INLINE SL__AVX512_TGT void sl__b_copy_avx512(unsigned char *d, const unsigned char *s,
+                                                 int nt) {
+    sl__st512(d, sl__ld512(s), nt);
+}
+
+SL__GEN_BOTH(sl__k_f32_f16_avx512, SL__AVX512_TGT, 2, 4, 32, 64, sl__b_f32_f16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_avx512, SL__AVX512_TGT, 4, 2, 16, 64, sl__b_f16_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__AVX512_TGT, 2, 4, 32, 64, sl__b_f32_bf16_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__AVX512_TGT, 4, 2, 16, 64, sl__b_bf16_f32_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__AVX512_TGT, 2, 2, 32, 64, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__AVX512_TGT, 2, 2, 32, 64, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e4m3_f32_avx512, SL__AVX512_TGT, 4, 1, 16, 64, sl__b_e4m3_f32_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e4m3_f16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e4m3_f16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e4m3_bf16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e4m3_bf16_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e5m2_f32_avx512, SL__AVX512_TGT, 4, 1, 16, 64, sl__b_e5m2_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_e5m2_f16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e5m2_f16_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e5m2_bf16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e5m2_bf16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__AVX512_TGT, 4, 8, 16, 64, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__AVX512_TGT, 8, 4, 16, 64, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
+#  define sl__k_copy_avx512_run sl__k_copy_sse2_run
+SL__GEN_NT(sl__k_copy_avx512, SL__AVX512_TGT, 1, 1, 64, 64, sl__b_copy_avx512, SL__ENV_NONE)
+static void sl__k_copy16_avx512_nt(void *d, const void *s, size_t n) { sl__k_copy_avx512_nt(d, s, n * 2); }
+static void sl__k_copy32_avx512_nt(void *d, const void *s, size_t n) { sl__k_copy_avx512_nt(d, s, n * 4); }
+
+/* ---- 4f. AVX512_BF16: vcvtne2ps2bf16 treats fp32 subnormal inputs as zero, so each 32-element
+   block that holds one (1 <= |bits| <= 0x7FFFFF) is redone with the integer AVX-512 block.
+   f16 inputs are never fp32 subnormals, so f16->bf16 needs no check. Other directions use the
+   AVX-512 kernels (this instruction adds nothing to them). ---- */
+#  define SL__BF16_TGT SL__TARGET("avx,avx2,f16c,avx512f,avx512bw,avx512bf16")
+#  if defined(_MSC_VER) && !defined(__clang__)
+#    define SL__BH_AS_SI512(v) (v)
+#  else
+#    define SL__BH_AS_SI512(v) ((__m512i)(v))
+#  endif
+
+SL__INLINE SL__BF16_TGT __m512i sl__bf16_cvt(__m512i a, __m512i b) {
+    return SL__BH_AS_SI512(_mm512_cvtne2ps_pbh(_mm512_castsi512_ps(b), _mm512_castsi512_ps(a)));
+}
+SL__INLINE SL__BF16_TGT void sl__b_f32_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
+                                                       int nt) {
+    __m512i a = sl__ld512(s), b = sl__ld512(s + 64), abs = SL__X16(0x7FFFFFFF);
+    __m512i one = SL__X16(1), top = SL__X16(0x7FFFFF);
+    __mmask16 sa = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(_mm512_and_si512(a, abs), one), top);
+    __mmask16 sb = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(_mm512_and_si512(b, abs), one), top);
+    if (SL__UNLIKELY((sa | sb) != 0)) sl__b_f32_bf16_avx512(d, s, nt);
+    else sl__st512(d, sl__bf16_cvt(a, b), nt);
+}
+SL__INLINE SL__BF16_TGT void sl__b_f16_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
+                                                       int nt) {
+    sl__st512(d, sl__bf16_cvt(sl__avx512_f16_f32(sl__ld256(s)),
+                              sl__avx512_f16_f32(sl__ld256(s + 32))), nt);
+}
+SL__GEN_BOTH(sl__k_f32_bf16_avx512bf16, SL__BF16_TGT, 2, 4, 32, 64, sl__b_f32_bf16_avx512bf16,
+             SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx512bf16, SL__BF16_TGT, 2, 2, 32, 64, sl__b_f16_bf16_avx512bf16,
+             SL__ENV_MXCSR)
+#  if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__)
+#    pragma GCC diagnostic pop
+#  endif
+#endif /* SL__HAVE_AVX */
+
+#if defined(SL__HAVE_NEON)
+/* ---- 4g. NEON (AArch64). FCVTN/FCVTL/FCVT and FMUL follow FPCR (RMode, FZ, DN, AHP), so
+   the FP kernels run with FPCR = 0 (RNE, IEEE half, no flush, NaN propagation) and restore it.
+   bf16 rounding is integer. Loads and stores go through u8 vectors: no alignment needed.
+   There is no non-temporal variant (nt is ignored on this path). ---- */
+#  include <arm_neon.h>
+SL__INLINE uint64_t sl__fpcr_get(void) {
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(v) : : "memory");
+    return v;
+}
+SL__INLINE void sl__fpcr_set(uint64_t v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v) : "memory"); }
+#  define SL__ENV_FPCR_ENTER uint64_t sl__fpcr = sl__fpcr_get(); if (sl__fpcr) sl__fpcr_set(0)
+#  define SL__ENV_FPCR_LEAVE if (sl__fpcr) sl__fpcr_set(sl__fpcr)
+#  define SL__NEON_TGT
+
+SL__INLINE uint32x4_t sl__nld32(const unsigned char *p) { return vreinterpretq_u32_u8(vld1q_u8(p)); }
+SL__INLINE uint16x8_t sl__nld16(const unsigned char *p) { return vreinterpretq_u16_u8(vld1q_u8(p)); }
+SL__INLINE void sl__nst32(unsigned char *p, uint32x4_t v) { vst1q_u8(p, vreinterpretq_u8_u32(v)); }
+SL__INLINE void sl__nst16(unsigned char *p, uint16x8_t v) { vst1q_u8(p, vreinterpretq_u8_u16(v)); }
+SL__INLINE uint16x4_t sl__neon_f32_f16(uint32x4_t x) {
+    return vreinterpret_u16_f16(vcvt_f16_f32(vreinterpretq_f32_u32(x)));
+}
+SL__INLINE uint32x4_t sl__neon_f16_f32(uint16x4_t h) {
+    return vreinterpretq_u32_f32(vcvt_f32_f16(vreinterpret_f16_u16(h)));
+}
+SL__INLINE uint16x8_t sl__neon_f32x2_f16(uint32x4_t a, uint32x4_t b) {
+    return vcombine_u16(sl__neon_f32_f16(a), sl__neon_f32_f16(b));
+}
+SL__INLINE uint32x4_t sl__neon_bf16hi(uint32x4_t x) {
+    uint32x4_t lsb = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
+    uint32x4_t r = vaddq_u32(vaddq_u32(x, vdupq_n_u32(0x7FFF)), lsb);
+    uint32x4_t nan = vcgtq_u32(vandq_u32(x, vdupq_n_u32(0x7FFFFFFF)), vdupq_n_u32(0x7F800000));
+    return vbslq_u32(nan, vorrq_u32(x, vdupq_n_u32(0x400000)), r);
+}
+SL__INLINE uint16x8_t sl__neon_pack_hi(uint32x4_t a, uint32x4_t b) {
+    return vcombine_u16(vshrn_n_u32(sl__neon_bf16hi(a), 16), vshrn_n_u32(sl__neon_bf16hi(b), 16));
+}
+/* E4M3 (zero-extended lanes) -> f32 bits; subnormals (float)m * 2^-9, exact under FPCR = 0. */
+SL__INLINE uint32x4_t sl__neon_e4m3(uint32x4_t x) {
+    uint32x4_t m = vandq_u32(x, vdupq_n_u32(0x7F));
+    uint32x4_t s = vshlq_n_u32(vandq_u32(x, vdupq_n_u32(0x80)), 24);
+    uint32x4_t nrm = vaddq_u32(vshlq_n_u32(m, 20), vdupq_n_u32(120u << 23));
+    uint32x4_t sub = vreinterpretq_u32_f32(vmulq_n_f32(vcvtq_f32_u32(m), 0.001953125f));
+    uint32x4_t r = vbslq_u32(vcltq_u32(m, vdupq_n_u32(8)), sub, nrm);
+    r = vbslq_u32(vceqq_u32(m, vdupq_n_u32(0x7F)), vdupq_n_u32(0x7FC00000), r);
+    return vorrq_u32(r, s);
+}
+SL__INLINE uint16x8_t sl__neon_e5m2_f16(uint8x8_t b) {
+    uint16x8_t h = vshll_n_u8(b, 8);
+    uint16x8_t nan = vcgtq_u16(vandq_u16(h, vdupq_n_u16(0x7FFF)), vdupq_n_u16(0x7C00));
+    return vorrq_u16(h, vandq_u16(nan, vdupq_n_u16(0x0200)));
+}
+
+SL__INLINE void sl__b_f32_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
+    (void)nt;
+    sl__nst16(d, sl__neon_f32x2_f16(sl__nld32(s), sl__nld32(s + 16)));
+}
+SL__INLINE void sl__b_f16_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint16x8_t h = sl__nld16(s);
+    (void)nt;
+    sl__nst32(d, sl__neon_f16_f32(vget_low_u16(h)));
+    sl__nst32(d + 16, sl__neon_f16_f32(vget_high_u16(h)));
+}
+SL__INLINE void sl__b_f32_bf16_neon(unsigned char *d, const unsigned char *s, int nt) {
+    (void)nt;
+    sl__nst16(d, sl__neon_pack_hi(sl__nld32(s), sl__nld32(s + 16)));
+}
+SL__INLINE void sl__b_bf16_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint16x8_t b = sl__nld16(s);
+    (void)nt;
+    sl__nst32(d, vshll_n_u16(vget_low_u16(b), 16));
+    sl__nst32(d + 16, vshll_n_u16(vget_high_u16(b), 16));
+}
+SL__INLINE void sl__b_f16_bf16_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint16x8_t h = sl__nld16(s);
+    (void)nt;
+    sl__nst16(d, sl__neon_pack_hi(sl__neon_f16_f32(vget_low_u16(h)),
+                                  sl__neon_f16_f32(vget_high_u16(h))));
+}
+SL__INLINE void sl__b_bf16_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint16x8_t b = sl__nld16(s);
+    (void)nt;
+    sl__nst16(d, sl__neon_f32x2_f16(vshll_n_u16(vget_low_u16(b), 16),
+                                    vshll_n_u16(vget_high_u16(b), 16)));
+}
+SL__INLINE void sl__neon_e4m3x8(const unsigned char *s, uint32x4_t *lo, uint32x4_t *hi) {
+    uint16x8_t w = vmovl_u8(vld1_u8(s));
+    *lo = sl__neon_e4m3(vmovl_u16(vget_low_u16(w)));
+    *hi = sl__neon_e4m3(vmovl_u16(vget_high_u16(w)));
+}
+SL__INLINE void sl__b_e4m3_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint32x4_t lo, hi;
+    (void)nt;
+    sl__neon_e4m3x8(s, &lo, &hi);
+    sl__nst32(d, lo);
+    sl__nst32(d + 16, hi);
+}
+SL__INLINE void sl__b_e4m3_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint32x4_t lo, hi;
+    (void)nt;
+    sl__neon_e4m3x8(s, &lo, &hi);
+    sl__nst16(d, sl__neon_f32x2_f16(lo, hi));
+}
+SL__INLINE void sl__b_e4m3_bf16_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint32x4_t lo, hi;
+    (void)nt;
+    sl__neon_e4m3x8(s, &lo, &hi);
+    sl__nst16(d, sl__neon_pack_hi(lo, hi));
+}
+SL__INLINE void sl__b_e5m2_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint16x8_t h = vshll_n_u8(vld1_u8(s), 8);
+    (void)nt;
+    sl__nst32(d, sl__neon_f16_f32(vget_low_u16(h)));
+    sl__nst32(d + 16, sl__neon_f16_f32(vget_high_u16(h)));
+}
+SL__INLINE void sl__b_e5m2_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
+    (void)nt;
+    sl__nst16(d, sl__neon_e5m2_f16(vld1_u8(s)));
+}
+SL__INLINE void sl__b_e5m2_bf16_neon(unsigned char *d, const unsigned char *s, int nt) {
+    uint16x8_t h = vshll_n_u8(vld1_u8(s), 8);
+    (void)nt;
+    sl__nst16(d, sl__neon_pack_hi(sl__neon_f16_f32(vget_low_u16(h)),
+                                  sl__neon_f16_f32(vget_high_u16(h))));
+}
+SL__INLINE void sl__b_f64_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
+    float64x2_t a = vreinterpretq_f64_u8(vld1q_u8(s)), b = vreinterpretq_f64_u8(vld1q_u8(s + 16));
+    (void)nt;
+    vst1q_u8(d, vreinterpretq_u8_f32(vcvt_high_f32_f64(vcvt_f32_f64(a), b)));
+}
+SL__INLINE void sl__b_f32_f64_neon(unsigned char *d, const unsigned char *s, int nt) {
+    float32x4_t v = vreinterpretq_f32_u8(vld1q_u8(s));
+    (void)nt;
+    vst1q_u8(d, vreinterpretq_u8_f64(vcvt_f64_f32(vget_low_f32(v))));
+    vst1q_u8(d + 16, vreinterpretq_u8_f64(vcvt_high_f64_f32(v)));
+}
+
+SL__GEN_LOOP(sl__k_f32_f16_neon, SL__NEON_TGT, 2, 4, 8, sl__b_f32_f16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f16_f32_neon, SL__NEON_TGT, 4, 2, 8, sl__b_f16_f32_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f32_bf16_neon, SL__NEON_TGT, 2, 4, 8, sl__b_f32_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_bf16_f32_neon, SL__NEON_TGT, 4, 2, 8, sl__b_bf16_f32_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_f16_bf16_neon, SL__NEON_TGT, 2, 2, 8, sl__b_f16_bf16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_bf16_f16_neon, SL__NEON_TGT, 2, 2, 8, sl__b_bf16_f16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_e4m3_f32_neon, SL__NEON_TGT, 4, 1, 8, sl__b_e4m3_f32_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_e4m3_f16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e4m3_f16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_e4m3_bf16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e4m3_bf16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_e5m2_f32_neon, SL__NEON_TGT, 4, 1, 8, sl__b_e5m2_f32_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_e5m2_f16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e5m2_f16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_bf16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e5m2_bf16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f64_f32_neon, SL__NEON_TGT, 4, 8, 4, sl__b_f64_f32_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f32_f64_neon, SL__NEON_TGT, 8, 4, 4, sl__b_f32_f64_neon, SL__ENV_FPCR)
+#endif /* SL__HAVE_NEON */
+
+/* ---- 4h. dispatch ---- */
+enum {
+    SL__C_COPY16, SL__C_COPY32, SL__C_F32_F16, SL__C_F16_F32, SL__C_F32_BF16, SL__C_BF16_F32,
+    SL__C_F16_BF16, SL__C_BF16_F16, SL__C_E4M3_F32, SL__C_E4M3_F16, SL__C_E4M3_BF16,
+    SL__C_E5M2_F32, SL__C_E5M2_F16, SL__C_E5M2_BF16, SL__C_F64_F32, SL__C_F32_F64, SL__C_COUNT
+};
+
+/* Index of the (dst, src) direction in the kernel tables; -1 when unsupported. */
+static int sl__cast_dir(safeload_dtype dst, safeload_dtype src) {
+    switch (src) {
+    case SAFELOAD_F32:
+        switch (dst) {
+        case SAFELOAD_F32: return SL__C_COPY32;
+        case SAFELOAD_F16: return SL__C_F32_F16;
+        case SAFELOAD_BF16: return SL__C_F32_BF16;
+        case SAFELOAD_F64: return SL__C_F32_F64;
+        default: return -1;
+        }
+    case SAFELOAD_F16:
+        switch (dst) {
+        case SAFELOAD_F32: return SL__C_F16_F32;
+        case SAFELOAD_F16: return SL__C_COPY16;
+        case SAFELOAD_BF16: return SL__C_F16_BF16;
+        default: return -1;
+        }
+    case SAFELOAD_BF16:
+        switch (dst) {
+        case SAFELOAD_F32: return SL__C_BF16_F32;
+        case SAFELOAD_F16: return SL__C_BF16_F16;
+        case SAFELOAD_BF16: return SL__C_COPY16;
+        default: return -1;
+        }
+    case SAFELOAD_F8_E4M3:
+    case SAFELOAD_F8_E5M2: {
+        int e4 = src == SAFELOAD_F8_E4M3;
+        switch (dst) {
+        case SAFELOAD_F32: return e4 ? SL__C_E4M3_F32 : SL__C_E5M2_F32;
+        case SAFELOAD_F16: return e4 ? SL__C_E4M3_F16 : SL__C_E5M2_F16;
+        case SAFELOAD_BF16: return e4 ? SL__C_E4M3_BF16 : SL__C_E5M2_BF16;
+        default: return -1;
+        }
+    }
+    case SAFELOAD_F64: return dst == SAFELOAD_F32 ? SL__C_F64_F32 : -1;
+    default: return -1;
+    }
+}
+
+/* Element size of the dtypes the casts handle (only called for supported pairs). */
+static size_t sl__cast_size(safeload_dtype t) {
+    switch (t) {
+    case SAFELOAD_F64: return 8;
+    case SAFELOAD_F32: return 4;
+    case SAFELOAD_F16: case SAFELOAD_BF16: return 2;
+    default: return 1;
+    }
+}
+
+/* Kernel tables, one row per direction: { regular stores, non-temporal stores }. Rows must
+   follow the SL__C_* order. A path that adds nothing for a direction names a lower path's
+   kernel (scalar and NEON have no NT variant). */
+#define SL__ROW(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p }
+#define SL__ROWNT(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p##_nt }
+#define SL__COPYROWS(p) { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
+
+static const sl__cast_fn sl__tab_scalar[SL__C_COUNT][2] = {
+    { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 },
+    SL__ROW(f32_f16, scalar), SL__ROW(f16_f32, scalar), SL__ROW(f32_bf16, scalar),
+    SL__ROW(bf16_f32, scalar), SL__ROW(f16_bf16, scalar), SL__ROW(bf16_f16, scalar),
+    SL__ROW(e4m3_f32, scalar), SL__ROW(e4m3_f16, scalar), SL__ROW(e4m3_bf16, scalar),
+    SL__ROW(e5m2_f32, scalar), SL__ROW(e5m2_f16, scalar), SL__ROW(e5m2_bf16, scalar),
+    SL__ROW(f64_f32, scalar), SL__ROW(f32_f64, scalar)
+};
+#if defined(SL__HAVE_SSE2)
+static const sl__cast_fn sl__tab_sse2[SL__C_COUNT][2] = {
+    SL__COPYROWS(sse2),
+    SL__ROWNT(f32_f16, sse2), SL__ROWNT(f16_f32, sse2), SL__ROWNT(f32_bf16, sse2),
+    SL__ROWNT(bf16_f32, sse2), SL__ROWNT(f16_bf16, sse2), SL__ROWNT(bf16_f16, sse2),
+    SL__ROWNT(e4m3_f32, sse2), SL__ROWNT(e4m3_f16, sse2), SL__ROWNT(e4m3_bf16, sse2),
+    SL__ROWNT(e5m2_f32, sse2), SL__ROWNT(e5m2_f16, sse2), SL__ROWNT(e5m2_bf16, sse2),
+    SL__ROWNT(f64_f32, sse2), SL__ROWNT(f32_f64, sse2)
+};
+#endif
+#if defined(SL__HAVE_AVX)
+static const sl__cast_fn sl__tab_avx2[SL__C_COUNT][2] = {
+    SL__COPYROWS(avx2),
+    SL__ROWNT(f32_f16, avx2), SL__ROWNT(f16_f32, avx2), SL__ROWNT(f32_bf16, avx2),
+    SL__ROWNT(bf16_f32, avx2), SL__ROWNT(f16_bf16, avx2), SL__ROWNT(bf16_f16, avx2),
+    SL__ROWNT(e4m3_f32, avx2), SL__ROWNT(e4m3_f16, avx2), SL__ROWNT(e4m3_bf16, avx2),
+    SL__ROWNT(e5m2_f32, avx2), SL__ROWNT(e5m2_f16, avx2), SL__ROWNT(e5m2_bf16, avx2),
+    SL__ROWNT(f64_f32, avx2), SL__ROWNT(f32_f64, avx2)
+};
+static const sl__cast_fn sl__tab_avx512[SL__C_COUNT][2] = {
+    SL__COPYROWS(avx512),
+    SL__ROWNT(f32_f16, avx512), SL__ROWNT(f16_f32, avx512), SL__ROWNT(f32_bf16, avx512),
+    SL__ROWNT(bf16_f32, avx512), SL__ROWNT(f16_bf16, avx512), SL__ROWNT(bf16_f16, avx512),
+    SL__ROWNT(e4m3_f32, avx512), SL__ROWNT(e4m3_f16, avx512), SL__ROWNT(e4m3_bf16, avx512),
+    SL__ROWNT(e5m2_f32, avx512), SL__ROWNT(e5m2_f16, avx512), SL__ROWNT(e5m2_bf16, avx512),
+    SL__ROWNT(f64_f32, avx512), SL__ROWNT(f32_f64, avx512)
+};
+static const sl__cast_fn sl__tab_avx512bf16[SL__C_COUNT][2] = {
+    SL__COPYROWS(avx512),
+    SL__ROWNT(f32_f16, avx512), SL__ROWNT(f16_f32, avx512), SL__ROWNT(f32_bf16, avx512bf16),
+    SL__ROWNT(bf16_f32, avx512), SL__ROWNT(f16_bf16, avx512bf16), SL__ROWNT(bf16_f16, avx512),
+    SL__ROWNT(e4m3_f32, avx512), SL__ROWNT(e4m3_f16, avx512), SL__ROWNT(e4m3_bf16, avx512),
+    SL__ROWNT(e5m2_f32, avx512), SL__ROWNT(e5m2_f16, avx512), SL__ROWNT(e5m2_bf16, avx512),
+    SL__ROWNT(f64_f32, avx512), SL__ROWNT(f32_f64, avx512)
+};
+#endif
+#if defined(SL__HAVE_NEON)
+static const sl__cast_fn sl__tab_neon[SL__C_COUNT][2] = {
+    { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 },
+    SL__ROW(f32_f16, neon), SL__ROW(f16_f32, neon), SL__ROW(f32_bf16, neon),
+    SL__ROW(bf16_f32, neon), SL__ROW(f16_bf16, neon), SL__ROW(bf16_f16, neon),
+    SL__ROW(e4m3_f32, neon), SL__ROW(e4m3_f16, neon), SL__ROW(e4m3_bf16, neon),
+    SL__ROW(e5m2_f32, neon), SL__ROW(e5m2_f16, neon), SL__ROW(e5m2_bf16, neon),
+    SL__ROW(f64_f32, neon), SL__ROW(f32_f64, neon)
+};
+#endif
+#undef SL__ROW
+#undef SL__ROWNT
+#undef SL__COPYROWS
+
+static int sl__simd_avail(unsigned w, safeload_simd simd) {
+    switch (simd) {
+    case SAFELOAD_SIMD_AUTO: case SAFELOAD_SIMD_SCALAR: return 1;
+    case SAFELOAD_SIMD_SSE2: return (w & SL__CPU_SSE2) != 0;
+    case SAFELOAD_SIMD_AVX2: return (w & SL__CPU_AVX2) != 0;
+    case SAFELOAD_SIMD_AVX512: return (w & SL__CPU_AVX512) != 0;
+    case SAFELOAD_SIMD_AVX512BF16: return (w & SL__CPU_AVX512BF16) != 0;
+    case SAFELOAD_SIMD_NEON: return (w & SL__CPU_NEON) != 0;
+    default: return 0;
+    }
+}
+
+/* What SAFELOAD_SIMD_AUTO runs: the best available path, or, with SAFELOAD_SIMD set, the best
+   available path at or below the named one in enum order. */
+static safeload_simd sl__simd_pick(unsigned w) {
+    int p = (int)((w >> 8) & 0xFu);
+    if (p <= 0 || p >= (int)SAFELOAD_SIMD_COUNT) p = (int)SAFELOAD_SIMD_COUNT - 1;
+    for (; p > (int)SAFELOAD_SIMD_SCALAR; p--)
+        if (sl__simd_avail(w, (safeload_simd)p)) return (safeload_simd)p;
+    return SAFELOAD_SIMD_SCALAR;
+}
+static safeload_simd sl__simd_auto(void) { return sl__simd_pick(sl__cpu_word()); }
+
+/* The kernel for dst <- src on a path (AUTO = sl__simd_auto()), with non-temporal stores when
+   nt is non-zero and the path has them; NULL when the pair is unsupported or the path is not
+   available. Same dtype gives a memcpy kernel. Kernels take any alignment, no overlap. */
+static sl__cast_fn sl__cast_resolve(safeload_dtype dst, safeload_dtype src, safeload_simd simd,
+                                    int nt) {
+    const sl__cast_fn (*tab)[2] = NULL;
+    int dir = sl__cast_dir(dst, src);
+    if (dir < 0) return NULL;
+    if (simd == SAFELOAD_SIMD_AUTO) simd = sl__simd_auto();
+    else if (!sl__simd_avail(sl__cpu_word(), simd)) return NULL;
+    switch (simd) {
+    case SAFELOAD_SIMD_SCALAR: tab = sl__tab_scalar; break;
+#if defined(SL__HAVE_SSE2)
+    case SAFELOAD_SIMD_SSE2: tab = sl__tab_sse2; break;
+#endif
+#if defined(SL__HAVE_AVX)
+    case SAFELOAD_SIMD_AVX2: tab = sl__tab_avx2; break;
+    case SAFELOAD_SIMD_AVX512: tab = sl__tab_avx512; break;
+    case SAFELOAD_SIMD_AVX512BF16: tab = sl__tab_avx512bf16; break;
+#endif
+#if defined(SL__HAVE_NEON)
+    case SAFELOAD_SIMD_NEON: tab = sl__tab_neon; break;
+#endif
+    default: return NULL;
+    }
+    return tab[dir][nt ? 1 : 0];
+}
+
+/* ---- 4i. public functions ---- */
+
+/* nt_stores = 0 uses non-temporal stores from this many output bytes on: below it the output
+   likely stays in cache for whoever reads it next. */
+#ifndef SL__NT_MIN_BYTES
+#  define SL__NT_MIN_BYTES (8 * SL__MIB)
+#endif
+
+SL__DEF int safeload_can_convert(safeload_dtype dst_dtype, safeload_dtype src_dtype) {
+    return sl__cast_dir(dst_dtype, src_dtype) >= 0;
+}
+
+SL__DEF int safeload_simd_available(safeload_simd simd) {
+    return sl__simd_avail(sl__cpu_word(), simd);
+}
+
+SL__DEF safeload_simd safeload_simd_best(void) { return sl__simd_auto(); }
+
+SL__DEF const char *safeload_simd_name(safeload_simd simd) {
+    static const char *const names[SAFELOAD_SIMD_COUNT] = {
+        "auto", "scalar", "sse2", "avx2", "avx512", "avx512bf16", "neon"
+    };
+    return (int)simd >= 0 && simd < SAFELOAD_SIMD_COUNT ? names[simd] : NULL;
+}
+
+SL__DEF safeload_result safeload_convert_ex(void *dst, safeload_dtype dst_dtype, const void *src,
+                                            safeload_dtype src_dtype, size_t count,
+                                            const safeload_convert_desc *desc) {
+    safeload_simd simd = desc ? desc->simd : SAFELOAD_SIMD_AUTO;
+    int nt = desc ? desc->nt_stores : 0;
+    size_t dsz, ssz;
+    uintptr_t d, s;
+    sl__cast_fn fn;
+    if (sl__cast_dir(dst_dtype, src_dtype) < 0) return SAFELOAD_UNSUPPORTED_CONVERSION;
+    if ((int)simd < 0 || simd >= SAFELOAD_SIMD_COUNT) return SAFELOAD_INVALID_ARGUMENT;
+    if (!safeload_simd_available(simd)) return SAFELOAD_UNSUPPORTED;
+    dsz = sl__cast_size(dst_dtype);
+    ssz = sl__cast_size(src_dtype);
+    if (count > (size_t)-1 / SL__MAX(dsz, ssz)) return SAFELOAD_OVERFLOW;
+    if (count == 0) return SAFELOAD_OK;
+    if (!dst || !src) return SAFELOAD_INVALID_ARGUMENT;
+    d = (uintptr_t)dst;
+    s = (uintptr_t)src;
+    if (d < s + count * ssz && s < d + count * dsz) return SAFELOAD_INVALID_ARGUMENT; /* overlap */
+    if (nt == 0) nt = count * dsz >= SL__NT_MIN_BYTES ? 1 : -1;
+    fn = sl__cast_resolve(dst_dtype, src_dtype, simd, nt > 0);
+    if (!fn) return SAFELOAD_UNSUPPORTED;
+    fn(dst, src, count);
+    return SAFELOAD_OK;
+}
+
+SL__DEF safeload_result safeload_convert(void *dst, safeload_dtype dst_dtype, const void *src,
+                                         safeload_dtype src_dtype, size_t count) {
+    return safeload_convert_ex(dst, dst_dtype, src, src_dtype, count, NULL);
+}
 
 /* ---- end of cast kernels ---- */
 

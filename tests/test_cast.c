@@ -1,0 +1,673 @@
+/* Cast kernels: every SIMD path against the scalar reference, bit for bit, and the scalar
+   reference against an independent oracle written with double arithmetic (frexp/ldexp and an
+   explicit round-half-even). Runs in a few seconds; also built with ASan/UBSan and for AArch64. */
+#if !defined(_WIN32)
+#  define _POSIX_C_SOURCE 200112L /* setenv */
+#endif
+#include "testutil.h"
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+#include <math.h>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#  include <xmmintrin.h>
+#  define FPENV_T unsigned
+static FPENV_T fpenv_get(void) { return _mm_getcsr(); }
+static void fpenv_set(FPENV_T v) { _mm_setcsr(v); }
+/* FTZ (bit 15) + DAZ (bit 6) + round toward zero (bits 13-14), exceptions masked */
+#  define FPENV_HOSTILE (0x1F80u | 0x8000u | 0x0040u | 0x6000u)
+#  define FPENV_NAME "MXCSR FTZ+DAZ+RZ"
+#elif defined(__aarch64__)
+#  define FPENV_T uint64_t
+static FPENV_T fpenv_get(void) { uint64_t v; __asm__ __volatile__("mrs %0, fpcr" : "=r"(v)); return v; }
+static void fpenv_set(FPENV_T v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v)); }
+/* FZ (bit 24) + DN (bit 25) + RMode = RZ (bits 22-23) */
+#  define FPENV_HOSTILE ((uint64_t)0x03C00000u)
+#  define FPENV_NAME "FPCR FZ+DN+RZ"
+#endif
+
+/* ------------------------------------------------------------------------------------------
+   Directions and paths
+   ------------------------------------------------------------------------------------------ */
+typedef struct { safeload_dtype dst, src; const char *name; } dir_t;
+static const dir_t DIRS[] = {
+    { SAFELOAD_F16, SAFELOAD_F32, "f32->f16" },   { SAFELOAD_F32, SAFELOAD_F16, "f16->f32" },
+    { SAFELOAD_BF16, SAFELOAD_F32, "f32->bf16" }, { SAFELOAD_F32, SAFELOAD_BF16, "bf16->f32" },
+    { SAFELOAD_BF16, SAFELOAD_F16, "f16->bf16" }, { SAFELOAD_F16, SAFELOAD_BF16, "bf16->f16" },
+    { SAFELOAD_F32, SAFELOAD_F8_E4M3, "e4m3->f32" }, { SAFELOAD_F16, SAFELOAD_F8_E4M3, "e4m3->f16" },
+    { SAFELOAD_BF16, SAFELOAD_F8_E4M3, "e4m3->bf16" }, { SAFELOAD_F32, SAFELOAD_F8_E5M2, "e5m2->f32" },
+    { SAFELOAD_F16, SAFELOAD_F8_E5M2, "e5m2->f16" }, { SAFELOAD_BF16, SAFELOAD_F8_E5M2, "e5m2->bf16" },
+    { SAFELOAD_F32, SAFELOAD_F64, "f64->f32" },   { SAFELOAD_F64, SAFELOAD_F32, "f32->f64" },
+    { SAFELOAD_F32, SAFELOAD_F32, "f32 copy" },   { SAFELOAD_F16, SAFELOAD_F16, "f16 copy" },
+    { SAFELOAD_BF16, SAFELOAD_BF16, "bf16 copy" },
+};
+#define NDIRS (sizeof DIRS / sizeof DIRS[0])
+
+static size_t tsize(safeload_dtype t) {
+    switch (t) {
+    case SAFELOAD_F64: return 8;
+    case SAFELOAD_F32: return 4;
+    case SAFELOAD_F16: case SAFELOAD_BF16: return 2;
+    default: return 1;
+    }
+}
+
+static safeload_simd g_paths[SAFELOAD_SIMD_COUNT];
+static int g_npaths;
+
+static safeload_result conv(void *dst, safeload_dtype dt, const void *src, safeload_dtype st,
+                            size_t n, safeload_simd simd, int nt) {
+    safeload_convert_desc d;
+    d.simd = simd;
+    d.nt_stores = nt;
+    return safeload_convert_ex(dst, dt, src, st, n, &d);
+}
+
+static uint64_t load_bits(const unsigned char *p, size_t sz) {
+    uint64_t v = 0;
+    switch (sz) {
+    case 1: v = p[0]; break;
+    case 2: { uint16_t t; memcpy(&t, p, 2); v = t; } break;
+    case 4: { uint32_t t; memcpy(&t, p, 4); v = t; } break;
+    default: memcpy(&v, p, 8); break;
+    }
+    return v;
+}
+
+/* Compare got with want (n elements of the dst dtype); on mismatch report the first one with
+   its input. Returns the number of mismatches. */
+static size_t compare(const char *what, const dir_t *d, const void *src, const void *want,
+                      const void *got, size_t n) {
+    size_t dz = tsize(d->dst), sz = tsize(d->src), i, bad = 0, first = 0;
+    if (memcmp(want, got, n * dz) == 0) { tu_checks++; return 0; }
+    for (i = 0; i < n; i++) {
+        if (memcmp((const unsigned char *)want + i * dz, (const unsigned char *)got + i * dz, dz)) {
+            if (!bad) first = i;
+            bad++;
+        }
+    }
+    CHECK_MSG(bad == 0, "%s %s: %zu mismatches; first at %zu: in 0x%0*llx want 0x%0*llx got 0x%0*llx",
+              what, d->name, bad, first, (int)(2 * sz),
+              (unsigned long long)load_bits((const unsigned char *)src + first * sz, sz),
+              (int)(2 * dz), (unsigned long long)load_bits((const unsigned char *)want + first * dz, dz),
+              (int)(2 * dz), (unsigned long long)load_bits((const unsigned char *)got + first * dz, dz));
+    return bad;
+}
+
+static const dir_t *find_dir(safeload_dtype dst, safeload_dtype src) {
+    size_t i;
+    for (i = 0; i < NDIRS; i++)
+        if (DIRS[i].dst == dst && DIRS[i].src == src) return &DIRS[i];
+    return NULL;
+}
+
+/* Every available path (and NT mode) on one input set against the scalar result. dst_off
+   shifts the destination to exercise the NT head/tail code. */
+static void all_paths_vs_scalar(const char *what, safeload_dtype dt, safeload_dtype st,
+                                const void *src, size_t n) {
+    const dir_t *d = find_dir(dt, st);
+    size_t dz = tsize(dt), k;
+    unsigned char *want = (unsigned char *)malloc(n * dz + 64);
+    unsigned char *got = (unsigned char *)malloc(n * dz + 64);
+    static const size_t offs[] = { 0, 2, 6 };
+    static const int nts[] = { -1, 1, 0 };
+    int p, t;
+    CHECK(conv(want, dt, src, st, n, SAFELOAD_SIMD_SCALAR, -1) == SAFELOAD_OK);
+    for (p = 0; p < g_npaths; p++) {
+        for (t = 0; t < 3; t++) {
+            for (k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+                char label[96];
+                if (offs[k] % dz) continue;
+                memset(got, 0xCD, n * dz + 64);
+                snprintf(label, sizeof label, "%s [%s nt=%d dst+%zu]", what,
+                         safeload_simd_name(g_paths[p]), nts[t], offs[k]);
+                CHECK(conv(got + offs[k], dt, src, st, n, g_paths[p], nts[t]) == SAFELOAD_OK);
+                compare(label, d, src, want, got + offs[k], n);
+            }
+        }
+    }
+    free(want);
+    free(got);
+}
+
+/* ------------------------------------------------------------------------------------------
+   The independent oracle: values as doubles, rounding done on the value.
+   ------------------------------------------------------------------------------------------ */
+/* Round v >= 0 to p significand bits, normal exponents down to 2^emin (gradual underflow),
+   ties to even, exponent unbounded above (the caller turns too-large results into Inf). */
+static double o_round(double v, int p, int emin) {
+    int e, q;
+    double scaled, fl, diff;
+    if (v == 0) return 0;
+    (void)frexp(v, &e);                 /* v in [2^(e-1), 2^e) */
+    q = e - p;                          /* ulp there */
+    if (q < emin - p + 1) q = emin - p + 1;
+    scaled = ldexp(v, -q);
+    fl = floor(scaled);
+    diff = scaled - fl;
+    if (diff > 0.5 || (diff == 0.5 && fmod(fl, 2.0) != 0)) fl += 1;
+    return ldexp(fl, q);
+}
+/* Bits of a rounded value r >= 0 in a format with p significand bits, ebits exponent bits. */
+static uint64_t o_encode(double r, int neg, int p, int ebits) {
+    int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias, e;
+    uint64_t sign = (uint64_t)(neg ? 1 : 0) << (p - 1 + ebits), bits;
+    double f;
+    if (r >= ldexp(1.0, bias + 1)) return sign | ((uint64_t)((1 << ebits) - 1) << (p - 1));
+    if (r < ldexp(1.0, emin)) return sign | (uint64_t)ldexp(r, -(emin - p + 1));
+    f = frexp(r, &e);                   /* r = f * 2^e, f in [0.5, 1) */
+    bits = ((uint64_t)(e - 1 + bias) << (p - 1)) | (uint64_t)ldexp(2 * f - 1, p - 1);
+    return sign | bits;
+}
+/* Value of the non-NaN bits x in a format with p significand bits, ebits exponent bits. */
+static double o_decode(uint64_t x, int p, int ebits, int *neg) {
+    int bias = (1 << (ebits - 1)) - 1;
+    uint64_t m = x & ((1ull << (p - 1)) - 1), E = (x >> (p - 1)) & ((1u << ebits) - 1);
+    *neg = (int)((x >> (p - 1 + ebits)) & 1);
+    if (E == (uint64_t)((1 << ebits) - 1) && ebits != 4) return HUGE_VAL;   /* Inf (not E4M3) */
+    if (E == 0) return ldexp((double)m, 1 - bias - (p - 1));
+    return ldexp((double)(m | (1ull << (p - 1))), (int)E - bias - (p - 1));
+}
+
+/* f32 input -> f16 / bf16 bits by the oracle; NaN rules written out from the contract. */
+static uint16_t o_f32_to_f16(uint32_t x) {
+    int neg;
+    double v;
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)(((x >> 16) & 0x8000u) | 0x7E00u | ((x >> 13) & 0x3FFu));
+    v = o_decode(x, 24, 8, &neg);
+    return (uint16_t)o_encode(v == HUGE_VAL ? v : o_round(v, 11, -14), neg, 11, 5);
+}
+static uint16_t o_f32_to_bf16(uint32_t x) {
+    int neg;
+    double v;
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x40u);
+    v = o_decode(x, 24, 8, &neg);
+    return (uint16_t)o_encode(v == HUGE_VAL ? v : o_round(v, 8, -126), neg, 8, 8);
+}
+static uint32_t o_f64_to_f32(uint64_t x) {
+    int neg;
+    double v;
+    uint32_t s = (uint32_t)(x >> 32) & 0x80000000u;
+    if ((x & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull)
+        return s | 0x7FC00000u | (uint32_t)((x >> 29) & 0x7FFFFFu);
+    memcpy(&v, &x, 8);
+    neg = v < 0 || (v == 0 && s);
+    v = fabs(v);
+    return (uint32_t)o_encode(v == HUGE_VAL ? v : o_round(v, 24, -126), neg, 24, 8);
+}
+/* Small formats -> f32 bits by value (exact); NaNs by the contract's rules. */
+static uint32_t o_small_to_f32(uint32_t x, int p, int ebits) {
+    int neg, total = p + ebits;
+    uint32_t signbit = 1u << (total - 1), mag = x & (signbit - 1), s = (x & signbit) ? 0x80000000u : 0;
+    uint32_t expall = ((1u << ebits) - 1) << (p - 1);
+    double v;
+    if (ebits == 4) { if (mag == 0x7F) return s | 0x7FC00000u; }           /* E4M3: S.1111.111 */
+    else if ((mag & expall) == expall && (mag & ~expall))                   /* IEEE-like NaN */
+        return s | 0x7F800000u | 0x400000u | ((mag & ~expall) << (24 - p));
+    v = o_decode(x, p, ebits, &neg);
+    if (v == HUGE_VAL) return s | 0x7F800000u;
+    return (uint32_t)o_encode(v, neg, 24, 8);  /* exact: every value fits f32 */
+}
+static uint64_t o_f32_to_f64(uint32_t x) {
+    int neg;
+    double v;
+    uint64_t b, s = (uint64_t)(x >> 31) << 63;
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u)
+        return s | 0x7FF8000000000000ull | ((uint64_t)(x & 0x7FFFFFu) << 29);
+    v = o_decode(x, 24, 8, &neg);
+    if (neg) v = -v;
+    if (v == 0 && neg) v = -0.0;
+    memcpy(&b, &v, 8);
+    return b;
+}
+
+/* ------------------------------------------------------------------------------------------
+   Scalar reference vs oracle
+   ------------------------------------------------------------------------------------------ */
+static uint32_t f32bits_scalar_n(const uint32_t *in, size_t n, safeload_dtype dt, void *out) {
+    return (uint32_t)conv(out, dt, in, SAFELOAD_F32, n, SAFELOAD_SIMD_SCALAR, -1);
+}
+
+static void check_oracle_f32_to_16(const char *what, const uint32_t *in, size_t n) {
+    uint16_t *a = (uint16_t *)malloc(n * 2), *b = (uint16_t *)malloc(n * 2);
+    size_t i, bad16 = 0, badbf = 0;
+    CHECK(f32bits_scalar_n(in, n, SAFELOAD_F16, a) == SAFELOAD_OK);
+    for (i = 0; i < n; i++) {
+        uint16_t o = o_f32_to_f16(in[i]);
+        if (o != a[i] && bad16++ == 0)
+            fprintf(stderr, "oracle f32->f16 (%s): in 0x%08x oracle 0x%04x scalar 0x%04x\n", what,
+                    (unsigned)in[i], o, a[i]);
+    }
+    CHECK_MSG(bad16 == 0, "%s: %zu f32->f16 oracle mismatches", what, bad16);
+    CHECK(f32bits_scalar_n(in, n, SAFELOAD_BF16, b) == SAFELOAD_OK);
+    for (i = 0; i < n; i++) {
+        uint16_t o = o_f32_to_bf16(in[i]);
+        if (o != b[i] && badbf++ == 0)
+            fprintf(stderr, "oracle f32->bf16 (%s): in 0x%08x oracle 0x%04x scalar 0x%04x\n", what,
+                    (unsigned)in[i], o, b[i]);
+    }
+    CHECK_MSG(badbf == 0, "%s: %zu f32->bf16 oracle mismatches", what, badbf);
+    free(a);
+    free(b);
+}
+
+static size_t push_around(uint32_t *v, size_t k, uint32_t x) {   /* x and its +-1 ulp, both signs */
+    v[k++] = x; v[k++] = x + 1; v[k++] = x - 1;
+    v[k++] = x | 0x80000000u; v[k++] = (x + 1) | 0x80000000u; v[k++] = (x - 1) | 0x80000000u;
+    return k;
+}
+
+static void test_oracle(void) {
+    size_t cap = 2000000, k = 0, i, bad;
+    uint32_t *v = (uint32_t *)malloc(cap * sizeof *v);
+    uint32_t h, b;
+    /* every finite f16 value, the ties halfway to the next one, and their +-1 ulp neighbours:
+       every exponent, normal and subnormal. The tie is exact in f32. */
+    for (h = 0; h < 0x7C00; h++) {
+        int neg;
+        double lo = o_decode(h, 11, 5, &neg), hi = o_decode(h + 1, 11, 5, &neg);
+        float mid = (float)((lo + hi) / 2), fl = (float)lo;
+        uint32_t mb, lb;
+        memcpy(&mb, &mid, 4);
+        memcpy(&lb, &fl, 4);
+        k = push_around(v, k, mb);
+        if (lb) k = push_around(v, k, lb);
+    }
+    /* every finite bf16 value, its ties and neighbours */
+    for (b = 0; b < 0x7F80; b++) {
+        k = push_around(v, k, (b << 16) | 0x8000u);
+        if (b) k = push_around(v, k, b << 16);
+    }
+    {   /* boundaries */
+        static const uint32_t bnd[] = {
+            0x477FE000u /* 65504 */, 0x477FF000u /* 65520 */, 0x47800000u /* 65536 */,
+            0x33800000u /* 2^-24 */, 0x33000000u /* 2^-25 */, 0x33400000u /* 1.5 * 2^-25 */,
+            0x387FC000u /* max f16 subnormal */, 0x38800000u /* min f16 normal */,
+            0x7F7F0000u /* max finite bf16 */, 0x7F7F8000u /* tie to Inf */, 0x7F7FFFFFu,
+            0x7F800000u, 0x00000001u, 0x00008000u, 0x00008001u, 0x007FFFFFu, 0x00800000u,
+            0x00000000u, 0x7F800001u, 0x7FC00000u, 0x7FFFFFFFu, 0x7FA00000u, 0x7F802000u,
+            0x3F800000u
+        };
+        for (i = 0; i < sizeof bnd / sizeof bnd[0]; i++) k = push_around(v, k, bnd[i]);
+    }
+    check_oracle_f32_to_16("ties/boundaries", v, k);
+    printf("  oracle: %zu f32 tie/neighbour/boundary inputs\n", k);
+    /* random: uniform bits, and values around the f16 range */
+    for (i = 0; i < 1000000; i++) {
+        uint64_t r = tu_rand64();
+        if (i & 1) v[i] = (uint32_t)r;
+        else v[i] = (uint32_t)(r & 0x807FFFFFu) | ((uint32_t)(90 + (r >> 40) % 70) << 23);
+    }
+    check_oracle_f32_to_16("random", v, 1000000);
+
+    {   /* 16-bit inputs: all 2^16 through f16->f32, bf16->f32, f16<->bf16 */
+        uint16_t *in = (uint16_t *)malloc(65536 * 2), *o16 = (uint16_t *)malloc(65536 * 2);
+        uint32_t *o32 = (uint32_t *)malloc(65536 * 4);
+        size_t bad2 = 0, bad3 = 0, bad4 = 0;
+        for (i = 0; i < 65536; i++) in[i] = (uint16_t)i;
+        bad = 0;
+        CHECK(conv(o32, SAFELOAD_F32, in, SAFELOAD_F16, 65536, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        for (i = 0; i < 65536; i++) bad += o32[i] != o_small_to_f32((uint32_t)i, 11, 5);
+        CHECK_MSG(bad == 0, "oracle f16->f32: %zu mismatches", bad);
+        CHECK(conv(o32, SAFELOAD_F32, in, SAFELOAD_BF16, 65536, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        for (i = 0; i < 65536; i++) {
+            uint32_t want = o_small_to_f32((uint32_t)i, 8, 8);
+            /* the bf16 -> f32 rule is bits << 16 for NaN too (no quieting): check it directly */
+            if ((i & 0x7FFF) > 0x7F80) want = (uint32_t)i << 16;
+            bad2 += o32[i] != want;
+        }
+        CHECK_MSG(bad2 == 0, "oracle bf16->f32: %zu mismatches", bad2);
+        CHECK(conv(o16, SAFELOAD_BF16, in, SAFELOAD_F16, 65536, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        for (i = 0; i < 65536; i++) bad3 += o16[i] != o_f32_to_bf16(o_small_to_f32((uint32_t)i, 11, 5));
+        CHECK_MSG(bad3 == 0, "oracle f16->bf16: %zu mismatches", bad3);
+        CHECK(conv(o16, SAFELOAD_F16, in, SAFELOAD_BF16, 65536, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        for (i = 0; i < 65536; i++) {
+            uint32_t f = (i & 0x7FFF) > 0x7F80 ? (uint32_t)i << 16 : o_small_to_f32((uint32_t)i, 8, 8);
+            bad4 += o16[i] != o_f32_to_f16(f);
+        }
+        CHECK_MSG(bad4 == 0, "oracle bf16->f16: %zu mismatches", bad4);
+        free(in); free(o16); free(o32);
+    }
+    {   /* all 256 of both f8 formats to f32, f16, bf16 */
+        unsigned char in[256];
+        uint32_t o32[256];
+        uint16_t o16[256], ob[256];
+        int f;
+        for (i = 0; i < 256; i++) in[i] = (unsigned char)i;
+        for (f = 0; f < 2; f++) {
+            safeload_dtype st = f ? SAFELOAD_F8_E5M2 : SAFELOAD_F8_E4M3;
+            int p = f ? 3 : 4, eb = f ? 5 : 4;
+            CHECK(conv(o32, SAFELOAD_F32, in, st, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+            CHECK(conv(o16, SAFELOAD_F16, in, st, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+            CHECK(conv(ob, SAFELOAD_BF16, in, st, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+            bad = 0;
+            for (i = 0; i < 256; i++) {
+                uint32_t w = o_small_to_f32((uint32_t)i, p, eb);
+                if (o32[i] != w || o16[i] != o_f32_to_f16(w) || ob[i] != o_f32_to_bf16(w)) {
+                    if (!bad) fprintf(stderr, "oracle %s: in 0x%02x f32 0x%08x/0x%08x f16 0x%04x/0x%04x bf16 0x%04x/0x%04x\n",
+                                      f ? "e5m2" : "e4m3", (unsigned)i, (unsigned)w, (unsigned)o32[i],
+                                      o_f32_to_f16(w), o16[i], o_f32_to_bf16(w), ob[i]);
+                    bad++;
+                }
+            }
+            CHECK_MSG(bad == 0, "oracle %s: %zu mismatches", f ? "e5m2" : "e4m3", bad);
+        }
+        /* spot values from the OCP spec */
+        CHECK(conv(o32, SAFELOAD_F32, in, SAFELOAD_F8_E4M3, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        CHECK_EQ_U64(o32[0x7E], 0x43E00000u);   /* 448 */
+        CHECK_EQ_U64(o32[0x01], 0x3B000000u);   /* 2^-9 */
+        CHECK_EQ_U64(o32[0xFF], 0xFFC00000u);   /* -NaN */
+        CHECK_EQ_U64(o32[0x78], 0x43800000u);   /* 256 */
+        CHECK(conv(o32, SAFELOAD_F32, in, SAFELOAD_F8_E5M2, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        CHECK_EQ_U64(o32[0x7B], 0x47600000u);   /* 57344 */
+        CHECK_EQ_U64(o32[0x7C], 0x7F800000u);   /* Inf */
+        CHECK_EQ_U64(o32[0x7D], 0x7FE00000u);   /* NaN, payload 01, quieted */
+        CHECK_EQ_U64(o32[0x01], 0x37800000u);   /* 2^-16 */
+    }
+    {   /* f64 -> f32: f32 ties in double, +-1 ulp (double), boundaries, random; f32 -> f64 */
+        uint64_t *d = (uint64_t *)malloc(cap * 8);
+        uint32_t *o = (uint32_t *)malloc(cap * 4);
+        uint64_t *o64 = (uint64_t *)malloc(cap * 8);
+        size_t n = 0;
+        static const uint64_t dbnd[] = {
+            0x47EFFFFFE0000000ull /* FLT_MAX */, 0x47EFFFFFF0000000ull /* tie to Inf */,
+            0x47F0000000000000ull /* 2^128 */, 0x36A0000000000000ull /* 2^-149 */,
+            0x3690000000000000ull /* 2^-150: tie to 0 */, 0x3698000000000000ull,
+            0x380FFFFFC0000000ull /* max f32 subnormal */, 0x3810000000000000ull /* 2^-126 */,
+            0x380FFFFFE0000000ull /* tie to 2^-126 */, 0x0000000000000001ull, 0x000FFFFFFFFFFFFFull,
+            0x7FF0000000000000ull, 0x7FF0000000000001ull, 0x7FF8000000000000ull,
+            0x7FF4000020000000ull, 0x7FFFFFFFFFFFFFFFull, 0x3FF0000000000000ull, 0
+        };
+        for (i = 0; i < sizeof dbnd / sizeof dbnd[0]; i++) {
+            uint64_t x = dbnd[i], s;
+            for (s = 0; s < 2; s++) {
+                uint64_t sg = s << 63;
+                d[n++] = sg | x;
+                d[n++] = sg | (x + 1);
+                if (x) d[n++] = sg | (x - 1);
+            }
+        }
+        for (i = 0; i < 300000; i++) {            /* ties between random f32 neighbours */
+            uint32_t f = (uint32_t)tu_rand64() & 0x7F7FFFFFu;
+            int neg;
+            double lo = o_decode(f, 24, 8, &neg), hi = o_decode(f + 1, 24, 8, &neg), mid = (lo + hi) / 2;
+            uint64_t mb, sg = (tu_rand64() & 1) << 63;
+            memcpy(&mb, &mid, 8);
+            d[n++] = sg | mb; d[n++] = sg | (mb + 1); d[n++] = sg | (mb - 1);
+        }
+        for (i = 0; i < 300000; i++) {            /* random: raw bits and f32-range values */
+            uint64_t r = tu_rand64();
+            d[n++] = (i & 1) ? r : ((r & 0x800FFFFFFFFFFFFFull) | ((uint64_t)(1023 - 160 + (r >> 52) % 300) << 52));
+        }
+        CHECK(conv(o, SAFELOAD_F32, d, SAFELOAD_F64, n, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        bad = 0;
+        for (i = 0; i < n; i++) {
+            uint32_t w = o_f64_to_f32(d[i]);
+            if (w != o[i] && bad++ == 0)
+                fprintf(stderr, "oracle f64->f32: in 0x%016llx oracle 0x%08x scalar 0x%08x\n",
+                        (unsigned long long)d[i], (unsigned)w, (unsigned)o[i]);
+        }
+        CHECK_MSG(bad == 0, "oracle f64->f32: %zu mismatches of %zu", bad, n);
+        for (i = 0; i < k; i++) o[i] = v[i];       /* f32 -> f64 on the f32 tie set + random */
+        for (; i < k + 1000000 && i < cap; i++) o[i] = (uint32_t)tu_rand64();
+        CHECK(conv(o64, SAFELOAD_F64, o, SAFELOAD_F32, i, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        n = i;
+        bad = 0;
+        for (i = 0; i < n; i++) bad += o64[i] != o_f32_to_f64(o[i]);
+        CHECK_MSG(bad == 0, "oracle f32->f64: %zu mismatches", bad);
+        free(d); free(o); free(o64);
+    }
+    free(v);
+}
+
+/* ------------------------------------------------------------------------------------------
+   SIMD paths vs scalar
+   ------------------------------------------------------------------------------------------ */
+static void test_16bit_inputs(const char *what) {
+    uint16_t *in = (uint16_t *)malloc(65536 * 2);
+    size_t i;
+    for (i = 0; i < 65536; i++) in[i] = (uint16_t)i;
+    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F16, in, 65536);
+    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_BF16, in, 65536);
+    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F16, in, 65536);
+    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_BF16, in, 65536);
+    free(in);
+}
+
+static void test_f8(const char *what) {
+    unsigned char in[256];
+    int i;
+    for (i = 0; i < 256; i++) in[i] = (unsigned char)i;
+    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F8_E4M3, in, 256);
+    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F8_E4M3, in, 256);
+    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F8_E4M3, in, 256);
+    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F8_E5M2, in, 256);
+    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F8_E5M2, in, 256);
+    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F8_E5M2, in, 256);
+}
+
+static uint32_t *g_f32set;
+static uint64_t *g_f64set;
+static size_t g_nf32, g_nf64;
+
+static void make_random_sets(void) {
+    static const uint32_t sp[] = {
+        0, 0x80000000u, 1, 0x80000001u, 0x007FFFFFu, 0x00800000u, 0x00008000u, 0x00008001u,
+        0x3F800000u, 0x477FE000u, 0x477FEFFFu, 0x477FF000u, 0x477FF001u, 0x47800000u,
+        0x33000000u, 0x33000001u, 0x32FFFFFFu, 0x33800000u, 0x387FE000u, 0x387FF000u,
+        0x38800000u, 0x7F7F7FFFu, 0x7F7F8000u, 0x7F7FFFFFu, 0x7F800000u, 0xFF800000u,
+        0x7F800001u, 0x7FC00000u, 0xFFC00001u, 0x7FBFFFFFu, 0x7FFFFFFFu, 0xFFFFFFFFu,
+        0x7FA00000u, 0x7F802000u, 0x3F808000u, 0x3F818000u
+    };
+    size_t i, n = 1000000;
+    g_f32set = (uint32_t *)malloc((n + 64) * 4);
+    g_f64set = (uint64_t *)malloc((n + 64) * 8);
+    for (i = 0; i < sizeof sp / sizeof sp[0]; i++) g_f32set[i] = sp[i];
+    for (; i < n; i++) {
+        uint64_t r = tu_rand64();
+        switch (i % 4) {
+        case 0: g_f32set[i] = (uint32_t)r; break;
+        case 1: g_f32set[i] = (uint32_t)(r & 0x807FFFFFu) | ((uint32_t)(95 + (r >> 40) % 60) << 23); break;
+        case 2: g_f32set[i] = ((uint32_t)r & 0xFFFF0000u) | 0x8000u | (uint32_t)((r >> 40) & 1); break;
+        default: g_f32set[i] = ((uint32_t)r & 0xFFFFE000u) | 0x1000u; break;  /* f16 ties */
+        }
+    }
+    g_nf32 = n;
+    for (i = 0; i < n; i++) {
+        uint64_t r = tu_rand64();
+        switch (i % 4) {
+        case 0: g_f64set[i] = r; break;
+        case 1: g_f64set[i] = (r & 0x800FFFFFFFFFFFFFull) | ((uint64_t)(1023 - 160 + (r >> 52) % 300) << 52); break;
+        case 2: g_f64set[i] = (r & 0xFFFFFFFFE0000000ull) | 0x10000000ull; break;  /* f32 ties */
+        default: g_f64set[i] = ((uint64_t)g_f32set[i] << 29) ^ ((r & 1) << 63); break;
+        }
+    }
+    g_f64set[0] = 0x7FF4000000000001ull;
+    g_f64set[1] = 0x36A0000000000000ull;
+    g_f64set[2] = 0x47EFFFFFF0000000ull;
+    g_nf64 = n;
+}
+
+static void test_random_sets(const char *what) {
+    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F32, g_f32set, g_nf32);
+    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F32, g_f32set, g_nf32);
+    all_paths_vs_scalar(what, SAFELOAD_F64, SAFELOAD_F32, g_f32set, g_nf32);
+    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F64, g_f64set, g_nf64);
+}
+
+/* Odd lengths 0..130 at misaligned src/dst, guard bytes around dst. */
+static void test_lengths(void) {
+    enum { MAXN = 130, GUARD = 64 };
+    static const size_t soffs[] = { 0, 1, 3 }, doffs[] = { 0, 1, 2, 6, 62 };
+    unsigned char src[MAXN * 8 + 16], want[MAXN * 8 + 16], buf[MAXN * 8 + 2 * GUARD + 128];
+    size_t di, n, a, b, i;
+    int p, t;
+    for (i = 0; i < sizeof src; i++) src[i] = (unsigned char)tu_rand64();
+    for (di = 0; di < NDIRS; di++) {
+        const dir_t *d = &DIRS[di];
+        size_t dz = tsize(d->dst), sz = tsize(d->src);
+        size_t bad = 0;
+        for (a = 0; a < sizeof soffs / sizeof soffs[0]; a++) {
+            for (n = 0; n <= MAXN; n++) {
+                CHECK(conv(want, d->dst, src + soffs[a], d->src, n, SAFELOAD_SIMD_SCALAR, -1) == 0);
+                for (p = 0; p < g_npaths; p++) {
+                    for (t = -1; t <= 1; t += 2) {
+                        for (b = 0; b < sizeof doffs / sizeof doffs[0]; b++) {
+                            unsigned char *dst;
+                            /* place dst at a fixed misalignment relative to a 64-byte boundary */
+                            size_t base = (size_t)(((uintptr_t)buf + GUARD + 63) & ~(uintptr_t)63) -
+                                          (size_t)(uintptr_t)buf;
+                            dst = buf + base + doffs[b];
+                            memset(buf, 0xA5, sizeof buf);
+                            if (conv(dst, d->dst, src + soffs[a], d->src, n, g_paths[p], t) != 0 ||
+                                memcmp(dst, want, n * dz) != 0) {
+                                if (!bad++)
+                                    fprintf(stderr, "%s [%s nt=%d] n=%zu src+%zu dst+%zu: wrong bits\n",
+                                            d->name, safeload_simd_name(g_paths[p]), t, n, soffs[a], doffs[b]);
+                            }
+                            for (i = 0; i < sizeof buf; i++) {
+                                if ((buf + i < dst || buf + i >= dst + n * dz) && buf[i] != 0xA5) {
+                                    if (!bad++)
+                                        fprintf(stderr, "%s [%s nt=%d] n=%zu dst+%zu: guard byte %ld clobbered\n",
+                                                d->name, safeload_simd_name(g_paths[p]), t, n, doffs[b],
+                                                (long)(buf + i - dst));
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (void)sz;
+        CHECK_MSG(bad == 0, "%s: %zu length/alignment failures", d->name, bad);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+   API contract
+   ------------------------------------------------------------------------------------------ */
+static int expect_supported(safeload_dtype dst, safeload_dtype src) {
+    int f = src == SAFELOAD_F32 || src == SAFELOAD_F16 || src == SAFELOAD_BF16;
+    int t = dst == SAFELOAD_F32 || dst == SAFELOAD_F16 || dst == SAFELOAD_BF16;
+    if (f && t) return 1;
+    if ((src == SAFELOAD_F8_E4M3 || src == SAFELOAD_F8_E5M2) && t) return 1;
+    if ((src == SAFELOAD_F64 && dst == SAFELOAD_F32) || (src == SAFELOAD_F32 && dst == SAFELOAD_F64)) return 1;
+    return 0;
+}
+
+static void test_api(void) {
+    unsigned char a[64], b[64];
+    int s, d, p;
+    size_t big = (size_t)-1 / 2 + 1;
+    memset(a, 0, sizeof a);
+    for (s = 0; s <= SAFELOAD_DTYPE_COUNT; s++) {
+        for (d = 0; d <= SAFELOAD_DTYPE_COUNT; d++) {
+            int want = expect_supported((safeload_dtype)d, (safeload_dtype)s);
+            safeload_result r = safeload_convert(b, (safeload_dtype)d, a, (safeload_dtype)s, 1);
+            CHECK_MSG(safeload_can_convert((safeload_dtype)d, (safeload_dtype)s) == want, "can_convert %d<-%d", d, s);
+            CHECK_MSG(r == (want ? SAFELOAD_OK : SAFELOAD_UNSUPPORTED_CONVERSION), "convert %d<-%d gave %d", d, s, (int)r);
+            CHECK_MSG((sl__cast_resolve((safeload_dtype)d, (safeload_dtype)s, SAFELOAD_SIMD_AUTO, 0) != NULL) == want,
+                      "resolve %d<-%d", d, s);
+            if (!want) CHECK(safeload_convert(b, (safeload_dtype)d, a, (safeload_dtype)s, 0) == SAFELOAD_UNSUPPORTED_CONVERSION);
+        }
+    }
+    /* overflow of count x element size */
+    CHECK(safeload_convert(b, SAFELOAD_F16, a, SAFELOAD_F32, big) == SAFELOAD_OVERFLOW);
+    CHECK(safeload_convert(b, SAFELOAD_F32, a, SAFELOAD_F8_E4M3, (size_t)-1 / 4 + 1) == SAFELOAD_OVERFLOW);
+    CHECK(safeload_convert(b, SAFELOAD_F32, a, SAFELOAD_F64, (size_t)-1 / 8 + 1) == SAFELOAD_OVERFLOW);
+    CHECK(safeload_convert(b, SAFELOAD_F16, a, SAFELOAD_F16, (size_t)-1) == SAFELOAD_OVERFLOW);
+    /* NULL, count 0, overlap, bad desc */
+    CHECK(safeload_convert(NULL, SAFELOAD_F16, a, SAFELOAD_F32, 1) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_convert(b, SAFELOAD_F16, NULL, SAFELOAD_F32, 1) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_convert(NULL, SAFELOAD_F16, NULL, SAFELOAD_F32, 0) == SAFELOAD_OK);
+    CHECK(safeload_convert(a, SAFELOAD_F16, a + 4, SAFELOAD_F32, 4) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_convert(a + 8, SAFELOAD_F32, a, SAFELOAD_F16, 5) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_convert(a + 8, SAFELOAD_F32, a, SAFELOAD_F16, 4) == SAFELOAD_OK); /* adjacent */
+    CHECK(safeload_convert(a + 8, SAFELOAD_F16, a, SAFELOAD_F16, 4) == SAFELOAD_OK);
+    CHECK(conv(b, SAFELOAD_F16, a, SAFELOAD_F32, 1, (safeload_simd)-1, 0) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(conv(b, SAFELOAD_F16, a, SAFELOAD_F32, 1, SAFELOAD_SIMD_COUNT, 0) == SAFELOAD_INVALID_ARGUMENT);
+    /* paths: names, availability, forcing an unavailable one */
+    CHECK_STR(safeload_simd_name(SAFELOAD_SIMD_AUTO), "auto");
+    CHECK_STR(safeload_simd_name(SAFELOAD_SIMD_AVX512BF16), "avx512bf16");
+    CHECK(safeload_simd_name(SAFELOAD_SIMD_COUNT) == NULL);
+    CHECK(safeload_simd_available(SAFELOAD_SIMD_AUTO) && safeload_simd_available(SAFELOAD_SIMD_SCALAR));
+    CHECK(!safeload_simd_available(SAFELOAD_SIMD_COUNT));
+    CHECK(safeload_simd_available(safeload_simd_best()));
+    for (p = SAFELOAD_SIMD_SCALAR; p < SAFELOAD_SIMD_COUNT; p++) {
+        safeload_result r = conv(b, SAFELOAD_F16, a, SAFELOAD_F32, 4, (safeload_simd)p, 0);
+        int av = safeload_simd_available((safeload_simd)p);
+        CHECK_MSG(r == (av ? SAFELOAD_OK : SAFELOAD_UNSUPPORTED), "forced %s gave %d", safeload_simd_name((safeload_simd)p), (int)r);
+        CHECK((sl__cast_resolve(SAFELOAD_F16, SAFELOAD_F32, (safeload_simd)p, 1) != NULL) == av);
+        CHECK((sl__cast_resolve(SAFELOAD_F16, SAFELOAD_F32, (safeload_simd)p, 0) != NULL) == av);
+    }
+#if defined(__x86_64__) || defined(_M_X64)
+    CHECK(!safeload_simd_available(SAFELOAD_SIMD_NEON));
+#  if !defined(SAFELOAD_NO_SIMD)
+    CHECK(safeload_simd_available(SAFELOAD_SIMD_SSE2));
+#  endif
+#elif defined(__aarch64__)
+    CHECK(!safeload_simd_available(SAFELOAD_SIMD_SSE2) && !safeload_simd_available(SAFELOAD_SIMD_AVX2));
+#  if !defined(SAFELOAD_NO_SIMD)
+    CHECK(safeload_simd_available(SAFELOAD_SIMD_NEON));
+#  endif
+#endif
+    /* availability is hierarchical on x86 */
+    if (safeload_simd_available(SAFELOAD_SIMD_AVX512BF16)) CHECK(safeload_simd_available(SAFELOAD_SIMD_AVX512));
+    if (safeload_simd_available(SAFELOAD_SIMD_AVX512)) CHECK(safeload_simd_available(SAFELOAD_SIMD_AVX2));
+    if (safeload_simd_available(SAFELOAD_SIMD_AVX2)) CHECK(safeload_simd_available(SAFELOAD_SIMD_SSE2));
+#if !defined(_WIN32)
+    {   /* SAFELOAD_SIMD parsing and the AUTO cap (detection re-run; the cached word is not) */
+        unsigned w;
+        setenv("SAFELOAD_SIMD", "scalar", 1);
+        CHECK(sl__simd_pick(sl__cpu_detect()) == SAFELOAD_SIMD_SCALAR);
+        setenv("SAFELOAD_SIMD", "sse2", 1);
+        w = sl__cpu_detect();
+        CHECK(sl__simd_pick(w) == (sl__simd_avail(w, SAFELOAD_SIMD_SSE2) ? SAFELOAD_SIMD_SSE2 : SAFELOAD_SIMD_SCALAR));
+        setenv("SAFELOAD_SIMD", "avx512bf16", 1);   /* x86: no cap; AArch64: below NEON */
+        w = sl__cpu_detect();
+        CHECK(sl__simd_pick(w) == (sl__simd_avail(w, SAFELOAD_SIMD_NEON) ? SAFELOAD_SIMD_SCALAR
+                                                                          : sl__simd_pick(w & ~0xF00u)));
+        setenv("SAFELOAD_SIMD", "neon", 1);         /* x86: ranks above all, so no cap */
+        w = sl__cpu_detect();
+        CHECK(sl__simd_pick(w) == sl__simd_pick(w & ~0xF00u));
+        setenv("SAFELOAD_SIMD", "bogus", 1);
+        CHECK(sl__simd_pick(sl__cpu_detect()) == sl__simd_pick(sl__cpu_detect() & ~0xF00u));
+        unsetenv("SAFELOAD_SIMD");
+    }
+#endif
+}
+
+int main(void) {
+    int p;
+    (void)tu_fnv1a; /* testutil.h helper this test does not need */
+    for (p = SAFELOAD_SIMD_SCALAR; p < SAFELOAD_SIMD_COUNT; p++)
+        if (safeload_simd_available((safeload_simd)p)) g_paths[g_npaths++] = (safeload_simd)p;
+    printf("test_cast: paths:");
+    for (p = 0; p < g_npaths; p++) printf(" %s", safeload_simd_name(g_paths[p]));
+    printf(" (auto = %s)\n", safeload_simd_name(safeload_simd_best()));
+
+    test_api();
+    test_oracle();
+    make_random_sets();
+    test_16bit_inputs("all 2^16");
+    test_f8("all 256");
+    test_random_sets("specials+random");
+    test_lengths();
+#if defined(FPENV_HOSTILE)
+    {   /* everything once more under a hostile FP environment; the kernels must leave it alone */
+        FPENV_T saved = fpenv_get();
+        fpenv_set(FPENV_HOSTILE);
+        CHECK(fpenv_get() == FPENV_HOSTILE);
+        test_16bit_inputs("all 2^16 under " FPENV_NAME);
+        test_f8("all 256 under " FPENV_NAME);
+        test_random_sets("specials+random under " FPENV_NAME);
+        CHECK_MSG(fpenv_get() == FPENV_HOSTILE, "kernels changed the FP control register");
+        fpenv_set(saved);
+    }
+#endif
+    free(g_f32set);
+    free(g_f64set);
+    return tu_finish("test_cast");
+}
