@@ -611,7 +611,7 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #endif
 
 #if defined(SAFELOAD_STATIC)
-#  define SL__DEF static
+#  define SL__DEF static SL__MAYBE_UNUSED   /* a program need not call every function */
 #else
 #  define SL__DEF
 #endif
@@ -2123,7 +2123,7 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
         int nul = 0;
         char *k, *v = NULL;
         size_t kl, vl = 0;
-        unsigned char *kp = p, *vp;
+        unsigned char *kp = p, *vp, c;
         if (*p != '"') {
             if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
             return sl__jfail(j, p, "key must be a string");
@@ -2152,6 +2152,10 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
                 vl = (size_t)(j->p - vp);
             }
         }
+        p = j->p;
+        SL__WS(p);
+        c = *p;                 /* read the delimiter first: the number's NUL may land on it */
+        if (v) v[vl] = 0;
         kv.key = k; kv.key_len = kl; kv.value = v; kv.value_len = vl;
         if (v) {
             safeload_kv **arr = is_map ? &ix->map : &ix->meta;
@@ -2167,15 +2171,13 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
             if (is_map) ix->map_pos[*cnt] = (uint32_t)(kp - j->start);
             (*arr)[(*cnt)++] = kv;
         }
-        p = j->p;
-        SL__WS(p);
-        if (*p == ',') {
+        if (c == ',') {
             p++;
             SL__WS(p);
             if (*p == '}') return sl__jfail(j, p, "trailing comma");
             continue;
         }
-        if (*p == '}') { j->p = p + 1; return SAFELOAD_OK; }
+        if (c == '}') { j->p = p + 1; return SAFELOAD_OK; }
         return sl__junexpected(j, p, "`,` or `}`");
     }
 }
@@ -3986,22 +3988,6 @@ SL__DEF safeload_result safeload_convert(void *dst, safeload_dtype dst_dtype, co
    5. LOAD ENGINE: worker pool, models (shards + index), load planning, execution
    ========================================================================================== */
 
-/* TEMPORARY-CAST-STUB: scalar stand-in until the cast section lands (removed at merge). */
-typedef void (*sl__cast_fn)(void *dst, const void *src, size_t count);
-static void sl__stub_bf16_f32(void *d, const void *s, size_t n) {
-    size_t i; for (i = 0; i < n; i++) { uint16_t h; uint32_t v; memcpy(&h, (const char *)s + 2*i, 2); v = (uint32_t)h << 16; memcpy((char *)d + 4*i, &v, 4); } }
-static void sl__stub_f32_bf16(void *d, const void *s, size_t n) {
-    size_t i; for (i = 0; i < n; i++) { uint32_t v; uint16_t h; memcpy(&v, (const char *)s + 4*i, 4);
-    if ((v & 0x7fffffffu) > 0x7f800000u) h = (uint16_t)((v >> 16) | 0x40); else h = (uint16_t)((v + 0x7fffu + ((v >> 16) & 1)) >> 16);
-    memcpy((char *)d + 2*i, &h, 2); } }
-static sl__cast_fn sl__cast_resolve(safeload_dtype dst, safeload_dtype src, safeload_simd simd, int nt) {
-    (void)simd; (void)nt;
-    if (dst == SAFELOAD_F32 && src == SAFELOAD_BF16) return sl__stub_bf16_f32;
-    if (dst == SAFELOAD_BF16 && src == SAFELOAD_F32) return sl__stub_f32_bf16;
-    return NULL;
-}
-/* END-TEMPORARY-CAST-STUB */
-
 /* ---- 5a. the worker pool: n-1 parked threads plus the caller; one job at a time ---- */
 
 struct safeload_pool {
@@ -5147,7 +5133,9 @@ static void sl__device_drain(sl__load *L, sl__worker *w, int wid);
 
 static void sl__maybe_progress(sl__load *L, uint64_t *last, int final) {
     uint64_t done = sl__atomic_load(&L->done_bytes);
-    if (!L->progress || (!final && done - *last < L->progress_interval)) return;
+    /* report each time `done` crosses a multiple of the interval */
+    if (!L->progress || (!final && done / L->progress_interval == *last / L->progress_interval))
+        return;
     *last = done;
     L->reported = done;
     if (L->progress(L->progress_user, done, L->total_bytes) != 0) {
