@@ -4781,6 +4781,7 @@ typedef struct sl__load {
     uint64_t progress_interval;
     uint64_t reported;                  /* the last `done` passed to progress */
     safeload_device_hooks hooks;        /* resolved device hooks */
+    int begun;                          /* begin() succeeded: end() is owed */
     const safeload_allocator *alloc;
 } sl__load;
 
@@ -5508,8 +5509,9 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
         }
     }
     if (any_dev && L.n_tasks) {
-        if ((r = sl__device_setup(&L, err)) != SAFELOAD_OK) goto out;
-        hooks_begun = 1;
+        r = sl__device_setup(&L, err);
+        hooks_begun = L.begun;
+        if (r != SAFELOAD_OK) goto out;
     }
     if (d.stats) {
         memset(d.stats, 0, sizeof *d.stats);
@@ -5538,15 +5540,18 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
         }
     }
 out:
+    /* after a failure, nothing may still be in flight: a sync that succeeds frees every staging
+       buffer; if it fails, buffers whose copies were never confirmed are leaked, not freed */
+    if (hooks_begun && r != SAFELOAD_OK && L.hooks.sync(L.hooks.user) == 0 && L.workers)
+        for (i = 0; i < (size_t)L.n_workers; i++)
+            if (L.workers[i].pinned_busy)
+                memset(L.workers[i].pinned_busy, 0, (size_t)L.pinned_count * sizeof(int));
     if (L.workers) {
         for (i = 0; i < (size_t)L.n_workers; i++) sl__worker_free(&L, &L.workers[i]);
         if (d.stats) d.stats->pinned_bytes = (uint64_t)L.n_workers * (uint64_t)L.pinned_count *
                                              (any_dev && L.n_tasks ? L.pinned_size : 0);
     }
-    if (hooks_begun) {
-        if (r != SAFELOAD_OK) L.hooks.sync(L.hooks.user);   /* nothing may still be in flight */
-        if (L.hooks.end) L.hooks.end(L.hooks.user);
-    }
+    if (hooks_begun && L.hooks.end) L.hooks.end(L.hooks.user);
     safeload_pool_destroy(tmp_pool);
     if (L.direct) {
         for (i = 0; i < n_shards; i++) sl__os_close(L.direct[i]);
@@ -5758,6 +5763,7 @@ static safeload_result sl__device_setup(sl__load *L, safeload_error *err) {
         return sl__fail(err, SAFELOAD_HOOK_FAILED, path0, SAFELOAD_NO_OFFSET, "begin", 5,
                         "the begin hook failed (%d workers, %d buffers each)", L->n_workers,
                         L->pinned_count);
+    L->begun = 1;                       /* from here on, end() is owed */
     for (i = 0; i < L->n_workers; i++) {
         sl__worker *w = &L->workers[i];
         w->pinned = (void **)sl__calloc(L->alloc, (size_t)L->pinned_count, sizeof(void *));

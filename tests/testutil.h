@@ -8,6 +8,12 @@
 #include <string.h>
 #include <stdint.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define TU_UNUSED __attribute__((unused))
+#else
+#define TU_UNUSED
+#endif
+
 static int tu_failures = 0;
 static int tu_checks = 0;
 
@@ -27,7 +33,7 @@ static int tu_checks = 0;
     fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b, \
     tu_a ? tu_a : "(null)", tu_b ? tu_b : "(null)"); } } while (0)
 
-static int tu_finish(const char *name) {
+TU_UNUSED static int tu_finish(const char *name) {
     if (tu_failures) {
         fprintf(stderr, "%s: %d of %d checks FAILED\n", name, tu_failures, tu_checks);
         return 1;
@@ -37,7 +43,7 @@ static int tu_finish(const char *name) {
 }
 
 /* FNV-1a 64, the checksum used by MANIFEST.txt and `safeload load --checksum`. */
-static uint64_t tu_fnv1a(const void *data, size_t n, uint64_t h) {
+TU_UNUSED static uint64_t tu_fnv1a(const void *data, size_t n, uint64_t h) {
     const unsigned char *p = (const unsigned char *)data;
     size_t i;
     for (i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ULL; }
@@ -47,7 +53,7 @@ static uint64_t tu_fnv1a(const void *data, size_t n, uint64_t h) {
 
 /* Deterministic PRNG (splitmix64) so tests never depend on time. */
 static uint64_t tu_rng_state = 0x9E3779B97F4A7C15ULL;
-static uint64_t tu_rand64(void) {
+TU_UNUSED static uint64_t tu_rand64(void) {
     uint64_t z = (tu_rng_state += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;

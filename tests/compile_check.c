@@ -1,0 +1,14 @@
+/* Compiles the whole implementation; built as C99, C++ and with every switch by `make test`.
+   The public functions are referenced so that nothing is dead under SAFELOAD_STATIC. */
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+
+int main(void) {
+    safeload_file *f = 0;
+    safeload_error e;
+    float out[4];
+    uint16_t in[4] = {0x3c00, 0x4000, 0x0000, 0x8000};
+    if (safeload_open_memory(&f, "", 0, 0, &e) != SAFELOAD_HEADER_TOO_SMALL) return 1;
+    if (safeload_convert(out, SAFELOAD_F32, in, SAFELOAD_F16, 4) != SAFELOAD_OK) return 1;
+    return out[0] == 1.0f && out[1] == 2.0f ? 0 : 1;
+}

@@ -1,0 +1,79 @@
+#!/bin/sh
+# The command-line tool end to end: exact output lines and exit codes.
+set -u
+CLI=${1:-build/safeload}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # name expected actual
+    if [ "$2" != "$3" ]; then echo "FAIL: $1"; echo "  expected: $2"; echo "  actual:   $3"; fail=1; fi
+}
+run() { out=$("$@" 2>"$T/err"); rc=$?; }
+
+# a valid sample: sample, verify, inspect --json
+run "$CLI" sample "$T/s.safetensors"; check "sample exit" 0 "$rc"
+run "$CLI" verify "$T/s.safetensors"
+check "verify ok line" "ok: $T/s.safetensors: 6 tensors, 6792 bytes" "$out"; check "verify ok exit" 0 "$rc"
+run "$CLI" inspect --json "$T/s.safetensors"
+check "inspect json" '{"header_bytes":560,"data_bytes":6792,"metadata":{"format":"pt","source":"safeload sample"},"tensors":[{"name":"lm_head.scale","dtype":"F64","shape":[],"data_offsets":[0,8]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[8,136]},{"name":"model.embed_tokens.weight","dtype":"BF16","shape":[64,32],"data_offsets":[136,4232]},{"name":"empty.bias","dtype":"F16","shape":[0],"data_offsets":[4232,4232]},{"name":"model.layers.0.self_attn.q_proj.weight","dtype":"F16","shape":[32,32],"data_offsets":[4232,6280]},{"name":"model.layers.0.mlp.experts.3.up_proj.weight","dtype":"F8_E4M3","shape":[16,32],"data_offsets":[6280,6792]}]}' "$out"
+run "$CLI" inspect "$T/s.safetensors"; check "inspect exit" 0 "$rc"
+case "$out" in *"model.embed_tokens.weight"*BF16*"[64, 32]"*) ;; *) echo "FAIL: inspect table"; fail=1;; esac
+
+# verify: invalid files exit 1 with the error id and byte offset
+printf '\001\002\003' > "$T/short.safetensors"
+run "$CLI" verify "$T/short.safetensors"
+check "verify short" "error: $T/short.safetensors: HEADER_TOO_SMALL: the file is 3 bytes; the header length alone needs 8 (byte 0)" "$out"
+check "verify short exit" 1 "$rc"
+printf '\010\000\000\000\000\000\000\000{"a":1}x' > "$T/json.safetensors"
+run "$CLI" verify "$T/json.safetensors"
+case "$out" in "error: $T/json.safetensors: INVALID_JSON: "*"(byte 13)") ;; *) echo "FAIL: verify json: $out"; fail=1;; esac
+check "verify json exit" 1 "$rc"
+head -c 100 "$T/s.safetensors" > "$T/cut.safetensors"
+run "$CLI" verify "$T/cut.safetensors"
+case "$out" in "error: $T/cut.safetensors: INVALID_HEADER_LENGTH: "*) ;; *) echo "FAIL: verify cut: $out"; fail=1;; esac
+cp "$T/s.safetensors" "$T/trail.safetensors"; printf 'XX' >> "$T/trail.safetensors"
+run "$CLI" verify "$T/trail.safetensors"
+case "$out" in "error: $T/trail.safetensors: INCOMPLETE_BUFFER: "*"(byte 7360)") ;; *) echo "FAIL: verify trailing: $out"; fail=1;; esac
+# usage and I/O errors exit 2
+run "$CLI" verify; check "verify usage exit" 2 "$rc"
+run "$CLI" verify "$T/missing.safetensors"; check "verify missing exit" 2 "$rc"
+run "$CLI" frobnicate; check "unknown command exit" 2 "$rc"
+
+# load: the checksum is FNV-1a 64 of the data section (no cast), for every mode
+for io in read mmap direct; do
+  for th in 1 2 3; do
+    run "$CLI" load "$T/s.safetensors" --threads $th --io $io --checksum
+    check "load $io $th exit" 0 "$rc"
+    sum=$(printf '%s\n' "$out" | sed -n 's/^checksum: //p')
+    check "load $io $th checksum" "6ed30d43935be136" "$sum"   # FNV-1a of the data section, computed outside
+  done
+done
+run "$CLI" load "$T/s.safetensors" --dtype f32 --progress --checksum; check "load cast exit" 0 "$rc"
+case "$out" in "loaded: 6 tensors, 6792 bytes in "*) ;; *) echo "FAIL: load summary: $out"; fail=1;; esac
+grep -q '100%' "$T/err" || { echo "FAIL: no progress bar"; fail=1; }
+run "$CLI" load "$T/s.safetensors" --dtype f64; check "load bad dtype exit" 2 "$rc"
+
+# keys
+printf 'model.norm.weight\nlm_head.scale\nnot.there\n' > "$T/names"
+run "$CLI" keys "$T/s.safetensors" --expect "$T/names"
+check "keys exit" 1 "$rc"
+check "keys output" "missing: not.there
+unexpected: model.embed_tokens.weight
+unexpected: empty.bias
+unexpected: model.layers.0.self_attn.q_proj.weight
+unexpected: model.layers.0.mlp.experts.3.up_proj.weight
+3 expected, 6 in the checkpoint: 1 missing, 4 unexpected" "$out"
+
+# the reference files verify and checksum as their manifest says
+R=tests/data/reference
+if [ -f "$R/MANIFEST.txt" ]; then
+  for f in all_dtypes bf16_2mib f16_1mib f32_2mib metadata mixed_named; do
+    want=$(awk -v f="$f.safetensors" '$1=="file"{cur=$2} $1=="data_fnv1a64" && cur==f {print substr($2,3)}' "$R/MANIFEST.txt")
+    run "$CLI" load "$R/$f.safetensors" --checksum
+    sum=$(printf '%s\n' "$out" | sed -n 's/^checksum: //p')
+    check "reference $f checksum" "$want" "$sum"
+  done
+fi
+
+[ $fail = 0 ] && echo "test_cli.sh: all passed"
+exit $fail

@@ -1,0 +1,295 @@
+/* test_device: uploads through the hooks, against the fake device (tests/fakedev.h). The fake
+   copies late, on its own thread, checks that staging bytes did not change before the copy,
+   poisons them after, and can fail any hook at its k-th call. */
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+#include "testutil.h"
+#include "fakedev.h"
+
+typedef struct td_tensor { char name[64]; safeload_dtype dt; uint64_t shape[2]; unsigned char *data; uint64_t n; } td_tensor;
+static td_tensor td[400];
+static size_t td_n;
+static unsigned char *td_img;
+static size_t td_size;
+
+static void td_make(void) {
+    safeload_save_tensor st[400];
+    safeload_error e;
+    size_t i;
+    void *img;
+    for (i = 0; i < 400; i++) {
+        td_tensor *t = &td[i];
+        uint64_t j;
+        snprintf(t->name, sizeof t->name, "layer.%u.w%u", (unsigned)(i / 8), (unsigned)(i % 8));
+        t->dt = i % 4 == 0 ? SAFELOAD_F32 : i % 4 == 3 ? SAFELOAD_U8 : SAFELOAD_BF16;
+        t->shape[0] = i % 50 == 7 ? 600 : 1 + i % 13;          /* a few big ones */
+        t->shape[1] = i % 50 == 7 ? 1031 : 96 + i % 7;
+        t->n = t->shape[0] * t->shape[1] * safeload_dtype_size(t->dt);
+        t->data = (unsigned char *)malloc(t->n);
+        for (j = 0; j < t->n; j++) t->data[j] = (unsigned char)tu_rand64();
+        if (t->dt == SAFELOAD_BF16) for (j = 1; j < t->n; j += 2) t->data[j] = (unsigned char)((t->data[j] & 0x83) | 0x38);
+        if (t->dt == SAFELOAD_F32) for (j = 3; j < t->n; j += 4) t->data[j] = (unsigned char)((t->data[j] & 0x81) | 0x3C);
+        st[i].name = t->name;
+        st[i].dtype = t->dt;
+        st[i].rank = 2;
+        st[i].shape = t->shape;
+        st[i].data = t->data;
+        st[i].nbytes = t->n;
+    }
+    td_n = 400;
+    if (safeload_serialize(&img, &td_size, st, td_n, NULL, &e) != SAFELOAD_OK) abort();
+    td_img = (unsigned char *)img;
+}
+
+static const td_tensor *td_get(const char *name) {
+    size_t i;
+    for (i = 0; i < td_n; i++) if (strcmp(td[i].name, name) == 0) return &td[i];
+    return NULL;
+}
+
+/* Expected bytes of a request: the stored bytes, or the scalar reference cast. */
+static int td_expect(const safeload_request *r, const td_tensor *t) {
+    uint64_t cnt;
+    unsigned char *want;
+    int ok;
+    safeload_convert_desc cd;
+    if (r->dtype == SAFELOAD_DTYPE_NONE || r->dtype == t->dt)
+        return r->nbytes == t->n && memcmp(r->data, t->data, t->n) == 0;
+    cnt = t->n / safeload_dtype_size(t->dt);
+    want = (unsigned char *)malloc(cnt * safeload_dtype_size(r->dtype) + 1);
+    memset(&cd, 0, sizeof cd);
+    cd.simd = SAFELOAD_SIMD_SCALAR;
+    ok = safeload_convert_ex(want, r->dtype, t->data, t->dt, (size_t)cnt, &cd) == SAFELOAD_OK &&
+         r->nbytes == cnt * safeload_dtype_size(r->dtype) &&
+         memcmp(r->data, want, (size_t)r->nbytes) == 0;
+    free(want);
+    return ok;
+}
+
+/* All tensors; every third one cast to F32 (BF16) or BF16 (F32); some to the host. */
+static void td_requests(safeload_request *rq, int host_every) {
+    size_t i;
+    memset(rq, 0, td_n * sizeof *rq);
+    for (i = 0; i < td_n; i++) {
+        rq[i].name = td[i].name;
+        rq[i].device = host_every && i % (size_t)host_every == 0 ? 0 : 1;
+        if (i % 3 == 1 && td[i].dt == SAFELOAD_BF16) rq[i].dtype = SAFELOAD_F32;
+        if (i % 3 == 1 && td[i].dt == SAFELOAD_F32) rq[i].dtype = SAFELOAD_BF16;
+    }
+}
+
+static void test_device_loads(fake_dev *dev) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[400];
+    int th, io, cfg;
+    CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
+    for (cfg = 0; cfg < 3; cfg++)
+        for (th = 1; th <= 4; th++)
+            for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_MMAP; io++) {
+                safeload_load_desc d;
+                safeload_load_stats st;
+                safeload_arena *arena = NULL;
+                safeload_result r;
+                size_t i;
+                int bad = 0;
+                memset(&d, 0, sizeof d);
+                d.threads = th;
+                d.io = (safeload_io)io;
+                d.device = SAFELOAD_DEVICE_HOOKS;
+                d.hooks = fd_hooks(dev);
+                d.pinned_size = cfg == 0 ? 65536 : cfg == 1 ? 1 << 20 : 0;
+                d.pinned_count = cfg == 2 ? 3 : 2;
+                d.staging_size = cfg == 1 ? 8192 : 0;
+                d.stats = &st;
+                fd_reset_counters(dev, -1, 0);
+                td_requests(rq, cfg == 2 ? 5 : 0);
+                r = safeload_load_file(f, rq, td_n, &d, &arena, &e);
+                CHECK_MSG(r == SAFELOAD_OK, "cfg %d threads %d: %s", cfg, th, e.message);
+                if (r != SAFELOAD_OK) continue;
+                for (i = 0; i < td_n; i++) bad += !td_expect(&rq[i], td_get(rq[i].name));
+                CHECK_MSG(bad == 0, "cfg %d threads %d io %d: %d tensors differ", cfg, th, io, bad);
+                CHECK_EQ_U64(dev->violations, 0);
+                CHECK_EQ_U64(dev->pinned_live, 0);         /* every staging buffer freed */
+                CHECK_EQ_U64(dev->device_live, 1);         /* the device arena */
+                CHECK(dev->begins == 1 && dev->ends == 1 && dev->syncs >= 1);
+                CHECK(dev->begin_buffers == d.pinned_count);
+                CHECK(st.pinned_bytes > 0 && st.pinned_bytes <= 256u << 20);
+                safeload_arena_free(arena);
+                CHECK_EQ_U64(dev->device_live, 0);
+            }
+    safeload_close(f);
+}
+
+/* Device pointers the caller allocated, and a pinned budget that forces small buffers. */
+static void test_caller_device_ptrs(fake_dev *dev) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[400];
+    void *mem[400];
+    safeload_load_desc d;
+    safeload_load_stats st;
+    size_t i;
+    int bad = 0;
+    CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
+    memset(rq, 0, sizeof rq);
+    for (i = 0; i < td_n; i++) {
+        fd_device_alloc(dev, (size_t)td[i].n, &mem[i]);
+        rq[i].name = td[i].name;
+        rq[i].device = 1;
+        rq[i].dst = mem[i];
+        rq[i].dst_size = td[i].n;
+    }
+    memset(&d, 0, sizeof d);
+    d.threads = 3;
+    d.hooks = fd_hooks(dev);
+    d.pinned_limit = 3 * 2 * 65536;          /* 3 workers x 2 buffers of 64 KiB */
+    d.stats = &st;
+    fd_reset_counters(dev, -1, 0);
+    CHECK_MSG(safeload_load_file(f, rq, td_n, &d, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+    CHECK(st.pinned_bytes <= d.pinned_limit);
+    for (i = 0; i < td_n; i++) {
+        bad += rq[i].data != mem[i] || memcmp(mem[i], td[i].data, td[i].n) != 0;
+        fd_device_free(dev, mem[i]);
+    }
+    CHECK(bad == 0);
+    CHECK_EQ_U64(dev->violations, 0);
+    d.pinned_limit = 1000;                   /* too small for even one buffer per worker */
+    CHECK(safeload_load_file(f, rq, td_n, &d, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+    safeload_close(f);
+}
+
+/* Every hook failing at every call: a clean HOOK_FAILED naming it, nothing leaked, no staging
+   buffer freed or reused while a copy may run, end() called whenever begin() succeeded. */
+static void test_hook_failures(fake_dev *dev) {
+    static const char *const names[FD_NHOOKS] = {"pinned_alloc", "device_alloc", "begin",
+                                                 "upload", "wait", "sync"};
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[400];
+    long calls[FD_NHOOKS];
+    int hook;
+    safeload_load_desc d;
+    safeload_arena *arena = NULL;
+    CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
+    memset(&d, 0, sizeof d);
+    d.threads = 2;
+    d.hooks = fd_hooks(dev);
+    d.pinned_size = 65536;
+    fd_reset_counters(dev, -1, 0);
+    td_requests(rq, 7);
+    CHECK(safeload_load_file(f, rq, td_n, &d, &arena, &e) == SAFELOAD_OK);
+    safeload_arena_free(arena);
+    memcpy(calls, dev->calls, sizeof calls);
+    for (hook = 0; hook < FD_NHOOKS; hook++) {
+        long k, step = calls[hook] > 60 ? calls[hook] / 60 : 1;
+        CHECK(calls[hook] > 0);
+        for (k = 0; k < calls[hook]; k += step) {
+            safeload_result r;
+            fd_reset_counters(dev, hook, k);
+            d.threads = 1 + (int)(k % 3);
+            arena = NULL;
+            r = safeload_load_file(f, rq, td_n, &d, &arena, &e);
+            /* with more threads a later call may not happen: then the load succeeds */
+            if (r == SAFELOAD_OK) { CHECK(dev->calls[hook] <= k); safeload_arena_free(arena); continue; }
+            CHECK_MSG(r == SAFELOAD_HOOK_FAILED, "%s at %ld: %s", names[hook], k, safeload_result_id(r));
+            CHECK(arena == NULL && rq[0].data == NULL);
+            CHECK_MSG(strstr(e.message, names[hook]) != NULL || strcmp(e.tensor, names[hook]) == 0,
+                      "%s: %s", names[hook], e.message);
+            if (hook == FD_UPLOAD || hook == FD_WAIT) CHECK(e.tensor[0] != 0);
+            CHECK_EQ_U64(dev->violations, 0);
+            CHECK_EQ_U64(dev->pinned_live, 0);
+            CHECK_EQ_U64(dev->device_live, 0);
+            CHECK_EQ_U64(dev->begins, dev->ends);
+        }
+    }
+    safeload_close(f);
+}
+
+/* Device requests with nothing to upload through: HOOK_MISSING naming the function. */
+static void test_missing_hooks(fake_dev *dev) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[1];
+    safeload_load_desc d;
+    safeload_arena *arena = NULL;
+    CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
+    memset(rq, 0, sizeof rq);
+    rq[0].name = td[0].name;
+    rq[0].device = 1;
+    memset(&d, 0, sizeof d);
+    d.device = SAFELOAD_DEVICE_CUDA;         /* nothing defines safeload_cuda_* in this program */
+    CHECK(safeload_load_file(f, rq, 1, &d, &arena, &e) == SAFELOAD_HOOK_MISSING);
+    CHECK_STR(e.tensor, "safeload_cuda_upload");
+    d.device = SAFELOAD_DEVICE_ASCEND;
+    CHECK(safeload_load_file(f, rq, 1, &d, &arena, &e) == SAFELOAD_HOOK_MISSING);
+    CHECK_STR(e.tensor, "safeload_ascend_upload");
+    d.device = SAFELOAD_DEVICE_HOOKS;
+    d.hooks = fd_hooks(dev);
+    d.hooks.wait = NULL;
+    CHECK(safeload_load_file(f, rq, 1, &d, &arena, &e) == SAFELOAD_HOOK_MISSING);
+    CHECK_STR(e.tensor, "hooks.wait");
+    d.hooks = fd_hooks(dev);
+    d.hooks.device_alloc = NULL;             /* needed only for "allocate for me" */
+    CHECK(safeload_load_file(f, rq, 1, &d, &arena, &e) == SAFELOAD_HOOK_MISSING);
+    CHECK_STR(e.tensor, "hooks.device_alloc");
+    CHECK(arena == NULL);
+    safeload_close(f);
+}
+
+/* Cancelling a device load mid-way drains the copies and frees everything. */
+static int td_cancel_at;
+static int td_progress(void *user, uint64_t done, uint64_t total) {
+    (void)done; (void)total;
+    return ++*(int *)user == td_cancel_at;
+}
+
+static void test_device_cancel(fake_dev *dev) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[400];
+    safeload_load_desc d;
+    safeload_arena *arena;
+    int k, calls;
+    CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
+    for (k = 1; k <= 6; k++) {
+        memset(&d, 0, sizeof d);
+        d.threads = 1 + k % 2;
+        d.hooks = fd_hooks(dev);
+        d.pinned_size = 65536;
+        d.progress = td_progress;
+        d.progress_user = &calls;
+        d.progress_interval = 65536;
+        calls = 0;
+        td_cancel_at = k;
+        fd_reset_counters(dev, -1, 0);
+        td_requests(rq, 0);
+        arena = NULL;
+        CHECK(safeload_load_file(f, rq, td_n, &d, &arena, &e) == SAFELOAD_CANCELLED);
+        CHECK(arena == NULL);
+        CHECK_EQ_U64(dev->violations, 0);
+        CHECK_EQ_U64(dev->pinned_live, 0);
+        CHECK_EQ_U64(dev->device_live, 0);
+    }
+    safeload_close(f);
+}
+
+int main(void) {
+    fake_dev dev;
+    size_t i;
+    td_make();
+    fd_init(&dev, 0);
+    test_device_loads(&dev);
+    test_caller_device_ptrs(&dev);
+    test_hook_failures(&dev);
+    test_missing_hooks(&dev);
+    test_device_cancel(&dev);
+    fd_destroy(&dev);
+    /* throttled: copies land well after upload() returns */
+    fd_init(&dev, 400e6);
+    test_device_loads(&dev);
+    fd_destroy(&dev);
+    for (i = 0; i < td_n; i++) free(td[i].data);
+    safeload_free(td_img, NULL);
+    return tu_finish("test_device");
+}
