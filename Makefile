@@ -1,4 +1,12 @@
 # safeload.h - build, test, benchmark. Everything lands in build/.
+#
+#   make            the command-line tool, build/safeload
+#   make demo       write a sample checkpoint, inspect and verify it with the tool
+#   make test       every test: unit tests, the same under ASan+UBSan, C++ and switch builds,
+#                   weak-linking, the CLI, the Win32 code under wine (when installed)
+#   make test-exhaustive / test-neon / test-tsan / test-win / fuzz   the slow or tool-specific ones
+#   make bench      parse, cast, load and device-pipeline benchmarks with this machine's limits
+#   make examples   engine_arena always; cuda_upload with nvcc; ascend_upload compile-checked
 CC      ?= cc
 CXX     ?= c++
 CLANG   ?= clang
@@ -11,14 +19,15 @@ SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 
 HDR     := safeload.h
 CLI     := $(BUILD)/safeload
+TESTH   := tests/testutil.h tests/fakedev.h $(HDR)
 
 # unit tests: one program each, run by `make test` (normal and sanitizer builds)
 UNIT    := test_format test_writer test_cast test_load test_device
-UNIT_BIN    := $(addprefix $(BUILD)/,$(UNIT))
-UNIT_SAN    := $(addprefix $(BUILD)/san/,$(UNIT))
+UNIT_BIN := $(addprefix $(BUILD)/,$(UNIT))
+UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 
-.PHONY: all test test-unit test-san test-cxx test-exhaustive test-neon test-tsan test-win \
-        demo bench fuzz examples clean
+.PHONY: all test test-unit test-san test-cxx test-weak test-cli test-exhaustive test-neon \
+        test-tsan test-win demo bench fuzz corpus examples clean
 
 all: $(CLI)
 
@@ -28,34 +37,55 @@ $(BUILD) $(BUILD)/san $(BUILD)/tsan $(BUILD)/win $(BUILD)/neon $(BUILD)/fuzz:
 $(CLI): examples/safeload_cli.c $(HDR) | $(BUILD)
 	$(CC) $(STD) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/test_%: tests/test_%.c tests/testutil.h $(HDR) | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c $(TESTH) | $(BUILD)
 	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests $< -o $@ $(LDLIBS)
 
-$(BUILD)/san/test_%: tests/test_%.c tests/testutil.h $(HDR) | $(BUILD)/san
+$(BUILD)/san/test_%: tests/test_%.c $(TESTH) | $(BUILD)/san
 	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -I. -Itests $< -o $@ $(LDLIBS)
 
-test: test-unit test-san test-cxx
+# ---- make test -------------------------------------------------------------------------------
+test: test-unit test-weak test-cli test-cxx test-san test-win
 	@echo "make test: all passed"
 
-test-unit: $(UNIT_BIN) $(CLI)
+test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
+
+test-cli: $(CLI)
 	@sh tests/test_cli.sh $(CLI)
 
 test-san: $(UNIT_SAN)
-	@set -e; for t in $(UNIT_SAN); do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 ./$$t; done
+	@set -e; for t in $(UNIT_SAN); do echo "== $$t (ASan+UBSan+LSan)"; \
+	    ASAN_OPTIONS=detect_leaks=1 SAFELOAD_TEST_QUICK=1 ./$$t; done
 
-# The header must compile as C++ (and as C99 with every switch) without warnings.
+# Named hooks: found through weak references when linked in; not found (HOOK_MISSING, the
+# documented trap) when they sit in a static archive nothing else pulls in.
+test-weak: | $(BUILD)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests tests/test_weak.c tests/weak_hooks_def.c \
+	    -o $(BUILD)/test_weak $(LDLIBS)
+	./$(BUILD)/test_weak
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests -c tests/weak_hooks_def.c -o $(BUILD)/weak_hooks_def.o
+	rm -f $(BUILD)/libweakhooks.a && ar rcs $(BUILD)/libweakhooks.a $(BUILD)/weak_hooks_def.o
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests -DEXPECT_MISSING tests/test_weak.c \
+	    -L$(BUILD) -lweakhooks -o $(BUILD)/test_weak_archive $(LDLIBS)
+	./$(BUILD)/test_weak_archive
+
+# The header compiles as C++ and as C99 with every switch, with gcc and clang, no warnings.
 test-cxx: | $(BUILD)
-	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -c tests/compile_check.c -o $(BUILD)/cxx.o
+	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. tests/compile_check.c -o $(BUILD)/cxx_check $(LDLIBS)
+	./$(BUILD)/cxx_check
+	$(CLANG) -x c++ -std=c++17 $(WARN) -O2 -I. -c tests/compile_check.c -o $(BUILD)/cxx17.o
 	$(CC) $(STD) $(WARN) -O2 -I. -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD \
-	    -c tests/compile_check.c -o $(BUILD)/c_switches.o
-	$(CLANG) $(STD) $(WARN) -O2 -I. -c tests/compile_check.c -o $(BUILD)/clang.o
+	    tests/compile_check.c -o $(BUILD)/c_switches $(LDLIBS)
+	./$(BUILD)/c_switches
+	$(CLANG) $(STD) $(WARN) -O2 -I. -DSAFELOAD_NO_WEAK_HOOKS -c tests/compile_check.c -o $(BUILD)/clang.o
+	$(CC) $(STD) $(WARN) -O0 -I. -c tests/compile_check.c -o $(BUILD)/O0.o
 
-# Every f32 input through f32->f16 and f32->bf16 on scalar and the best path (slow: ~minutes).
+# ---- slower and tool-specific tests (CI runs them all) ----------------------------------------
+# Every f32 input through f32->f16 and f32->bf16 on scalar and the SIMD paths (minutes).
 test-exhaustive: $(BUILD)/cast_exhaustive
 	./$(BUILD)/cast_exhaustive
 
-$(BUILD)/cast_exhaustive: tests/cast_exhaustive.c tests/testutil.h $(HDR) | $(BUILD)
+$(BUILD)/cast_exhaustive: tests/cast_exhaustive.c $(TESTH) | $(BUILD)
 	$(CC) $(STD) $(WARN) -O2 -I. -Itests $< -o $@ $(LDLIBS)
 
 # NEON kernels: cross-compiled for AArch64 and run under qemu-user.
@@ -65,20 +95,77 @@ test-neon: | $(BUILD)/neon
 	$(AARCH64_CC) $(STD) $(WARN) -O2 -static -I. -Itests tests/test_cast.c -o $(BUILD)/neon/test_cast $(LDLIBS)
 	$(AARCH64_CC) $(STD) $(WARN) -O2 -static -I. -Itests -DSL_EXHAUSTIVE_STRIDE=97 \
 	    tests/cast_exhaustive.c -o $(BUILD)/neon/cast_exhaustive $(LDLIBS)
+	$(AARCH64_CC) $(STD) $(WARN) -O2 -static -I. -Itests tests/test_format.c -o $(BUILD)/neon/test_format $(LDLIBS)
 	$(QEMU_AARCH64) $(BUILD)/neon/test_cast
 	$(QEMU_AARCH64) $(BUILD)/neon/cast_exhaustive
+	$(QEMU_AARCH64) $(BUILD)/neon/test_format
 
-bench: $(BUILD)/bench_cast $(BUILD)/bench_parse
+# The worker pool and the device pipeline under ThreadSanitizer.
+test-tsan: | $(BUILD)/tsan
+	$(CLANG) $(STD) -O1 -g -fsanitize=thread -I. -Itests tests/test_load.c -o $(BUILD)/tsan/test_load $(LDLIBS)
+	$(CLANG) $(STD) -O1 -g -fsanitize=thread -I. -Itests tests/test_device.c -o $(BUILD)/tsan/test_device $(LDLIBS)
+	SAFELOAD_TEST_QUICK=1 ./$(BUILD)/tsan/test_load
+	SAFELOAD_TEST_QUICK=1 ./$(BUILD)/tsan/test_device
+
+# The Win32 code (CreateFileW, ReadFile, SRWLOCK, CreateThread, MoveFileExW) built with
+# mingw-w64 and run under wine; skipped with a note when either is missing.
+MINGW_CC ?= x86_64-w64-mingw32-gcc
+WINE ?= wine
+WIN_TESTS := test_format test_writer test_cast test_win
+test-win: | $(BUILD)/win
+	@if ! command -v $(MINGW_CC) >/dev/null 2>&1; then echo "test-win: $(MINGW_CC) not installed, skipped"; exit 0; fi; \
+	set -e; for t in $(WIN_TESTS); do \
+	    $(MINGW_CC) $(STD) $(WARN) -O2 -I. -Itests tests/$$t.c -o $(BUILD)/win/$$t.exe -static; done; \
+	$(MINGW_CC) $(STD) $(WARN) -O2 -I. examples/safeload_cli.c -o $(BUILD)/win/safeload.exe -static; \
+	if ! command -v $(WINE) >/dev/null 2>&1; then echo "test-win: built; $(WINE) not installed, not run"; exit 0; fi; \
+	for t in $(WIN_TESTS); do echo "== $$t.exe (wine)"; WINEDEBUG=-all $(WINE) $(BUILD)/win/$$t.exe; done
+
+# ---- fuzzing ---------------------------------------------------------------------------------
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/fuzz_parse: tests/fuzz_parse.c $(HDR) | $(BUILD)/fuzz
+	$(CLANG) $(STD) -O1 -g -fsanitize=fuzzer,address,undefined -I. $< -o $@ $(LDLIBS)
+
+corpus: $(BUILD)/test_format $(CLI) | $(BUILD)/fuzz
+	mkdir -p $(BUILD)/fuzz/corpus
+	SAFELOAD_CORPUS_DIR=$(BUILD)/fuzz/corpus ./$(BUILD)/test_format >/dev/null
+	cp tests/data/reference/*.safetensors $(BUILD)/fuzz/corpus/
+	./$(CLI) sample $(BUILD)/fuzz/corpus/sample.safetensors >/dev/null
+
+fuzz: $(BUILD)/fuzz/fuzz_parse corpus
+	./$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    -timeout=10 -rss_limit_mb=4096 $(BUILD)/fuzz/corpus
+
+# ---- benchmarks ------------------------------------------------------------------------------
+BENCH := bench_parse bench_cast bench_load bench_device
+bench: $(addprefix $(BUILD)/,$(BENCH))
 	./$(BUILD)/bench_parse
 	./$(BUILD)/bench_cast
+	./$(BUILD)/bench_load
+	./$(BUILD)/bench_device
 
-$(BUILD)/bench_%: tests/bench_%.c tests/testutil.h $(HDR) | $(BUILD)
+$(BUILD)/bench_%: tests/bench_%.c tests/testutil.h tests/benchutil.h tests/fakedev.h $(HDR) | $(BUILD)
 	$(CC) $(STD) $(WARN) -O2 -I. -Itests $< -o $@ $(LDLIBS)
 
+# ---- demo and examples -----------------------------------------------------------------------
 demo: $(CLI)
 	./$(CLI) sample $(BUILD)/sample.safetensors
 	./$(CLI) inspect $(BUILD)/sample.safetensors
 	./$(CLI) verify $(BUILD)/sample.safetensors
+	./$(CLI) load $(BUILD)/sample.safetensors --dtype f32 --checksum
+
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+examples: $(BUILD)/engine_arena | $(BUILD)
+	./$(BUILD)/engine_arena
+	$(CC) $(STD) $(WARN) -O2 -I. -Itests/stubs -fsyntax-only examples/ascend_upload.c
+	@echo "ascend_upload.c: compile-checked against tests/stubs/acl/acl.h (not run: no NPU, no CANN here)"
+	@if [ -n "$(NVCC)" ]; then \
+	    $(NVCC) -O2 -I. -x cu examples/cuda_upload.c -o $(BUILD)/cuda_upload -lcudart && \
+	    echo "cuda_upload: built with $(NVCC) (run it on a machine with a GPU)"; \
+	else echo "cuda_upload: nvcc not found, skipped"; fi
+
+$(BUILD)/engine_arena: examples/engine_arena.c $(HDR) | $(BUILD)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 clean:
 	rm -rf $(BUILD)

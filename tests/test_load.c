@@ -187,6 +187,9 @@ static int tl_check_loaded(const tl_model *m, const safeload_request *rq, size_t
     return bad == 0;
 }
 
+/* SAFELOAD_TEST_QUICK (sanitizer runs): fewer thread counts and fault positions. */
+static int tl_quick(void) { return getenv("SAFELOAD_TEST_QUICK") != NULL; }
+
 /* ---- single files: threads x I/O modes x chunk sizes, arena and caller destinations ---- */
 static void test_matrix(const tl_model *m, const char *path) {
     static const safeload_io ios[] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP, SAFELOAD_IO_DIRECT};
@@ -196,7 +199,7 @@ static void test_matrix(const tl_model *m, const char *path) {
     int th, io, c;
     CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
     CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
-    for (th = 1; th <= 8; th++)
+    for (th = 1; th <= 8; th += tl_quick() ? 3 : 1)
         for (io = 0; io < 3; io++)
             for (c = 0; c < 2; c++) {
                 safeload_load_desc d;
@@ -478,7 +481,7 @@ static void test_io_faults(const tl_model *m, const char *path) {
     CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
     safeload_loaded_free(l);
     reads = fi_count;
-    for (k = 0; k <= reads; k++) {
+    for (k = 0; k <= reads; k += tl_quick() ? 1 + reads / 50 : 1) {
         safeload_result r;
         d.threads = 1 + (int)(k % 4);
         fi_set(FI_FAIL_AT, k);
@@ -539,7 +542,7 @@ static void test_shards(const tl_model *m) {
     tl_write_index(m, idx, NULL, shard_of);
 
     /* the index file, and the directory holding it */
-    for (th = 1; th <= 8; th++) {
+    for (th = 1; th <= 8; th += tl_quick() ? 3 : 1) {
         safeload_load_desc d;
         uint64_t h = TU_FNV_BASIS, want = TU_FNV_BASIS;
         const char *open_path = th % 2 ? idx : sub;
@@ -705,8 +708,8 @@ static void test_progress_cancel(const tl_model *m, const char *path) {
     CHECK(tl_check_loaded(m, l->tensors, l->count));
     safeload_loaded_free(l);
     /* cancel at every call, several thread counts: CANCELLED, nothing loaded, nothing leaked */
-    for (th = 1; th <= 4; th++)
-        for (k = 1; k <= total_calls; k++) {
+    for (th = 1; th <= 4; th += tl_quick() ? 2 : 1)
+        for (k = 1; k <= total_calls; k += tl_quick() ? 3 : 1) {
             safeload_result r;
             memset(&pg, 0, sizeof pg);
             pg.monotonic = 1;

@@ -1,0 +1,62 @@
+/* libFuzzer target: any bytes as a safetensors file. A file the parser accepts must satisfy
+   every invariant the loader relies on, and loading it (with and without a cast) must
+   reproduce its bytes. Build: make fuzz. */
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+#include <stdlib.h>
+
+#define FZ_ASSERT(x) do { if (!(x)) abort(); } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_open_desc od;
+    size_t i, n;
+    uint64_t end = 0;
+    memset(&od, 0, sizeof od);
+    od.hash_seed = 0x1234;
+    if (safeload_open_memory(&f, data, size, &od, &e) != SAFELOAD_OK) {
+        FZ_ASSERT(e.code != SAFELOAD_OK && safeload_result_id(e.code)[0] != 'U');
+        return 0;
+    }
+    n = safeload_tensor_count(f);
+    FZ_ASSERT(safeload_data_offset(f) + safeload_data_size(f) == size);
+    for (i = 0; i < n; i++) {
+        const safeload_tensor *t = safeload_tensor_at(f, i);
+        FZ_ASSERT(t->index == i && t->begin == end && t->end >= t->begin);
+        FZ_ASSERT(t->file_offset == safeload_data_offset(f) + t->begin);
+        FZ_ASSERT(t->nbytes * 8 == t->numel * safeload_dtype_bits(t->dtype));
+        FZ_ASSERT(safeload_find_n(f, t->name, t->name_len) == t);
+        FZ_ASSERT(strlen(t->name) == t->name_len);
+        end = t->end;
+    }
+    FZ_ASSERT(end == safeload_data_size(f));
+    for (i = 0; i < safeload_metadata_count(f); i++) {
+        const safeload_kv *kv = safeload_metadata_at(f, i);
+        FZ_ASSERT(safeload_metadata_find(f, kv->key) != NULL || strlen(kv->key) != kv->key_len);
+    }
+    if (size < (1u << 20)) {
+        safeload_model *m;
+        safeload_loaded *l;
+        safeload_load_desc d;
+        memset(&d, 0, sizeof d);
+        d.threads = 1;
+        d.chunk_size = 4096;
+        FZ_ASSERT(safeload_model_from_files(&m, &f, 1, NULL, &e) == SAFELOAD_OK);
+        FZ_ASSERT(safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+        for (i = 0; i < l->count; i++) {
+            const safeload_tensor *t = l->tensors[i].tensor;
+            FZ_ASSERT(l->tensors[i].nbytes == t->nbytes);
+            FZ_ASSERT(t->nbytes == 0 || memcmp(l->tensors[i].data, data + t->file_offset, t->nbytes) == 0);
+        }
+        safeload_loaded_free(l);
+        FZ_ASSERT(safeload_load_all(m, SAFELOAD_F32, &d, &l, &e) == SAFELOAD_OK);
+        safeload_loaded_free(l);
+        safeload_model_close(m);
+        return 0;
+    }
+    safeload_close(f);
+    return 0;
+}

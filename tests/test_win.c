@@ -1,0 +1,159 @@
+/* test_win: the platform layer end to end through the public API, written to run the same on
+   Linux and on Windows (built with mingw-w64, run under wine by `make test-win`): atomic saves
+   (rename / MoveFileExW), a UTF-8 path with non-ASCII characters (CreateFileW), positional reads
+   (pread / ReadFile), mappings, unbuffered I/O, directory scans, the worker pool (pthreads /
+   CreateThread + SRWLOCK + CONDITION_VARIABLE), shards, cancellation. */
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+#include "testutil.h"
+#if defined(_WIN32)
+#include <direct.h>
+#define tw_mkdir(p) _mkdir(p)
+#else
+#include <sys/stat.h>
+#define tw_mkdir(p) mkdir(p, 0755)
+#endif
+
+#define TW_N 300
+static char tw_names[TW_N][48];
+static uint64_t tw_shapes[TW_N][2];
+static unsigned char *tw_data[TW_N];
+static safeload_save_tensor tw_t[TW_N];
+
+static void tw_make(void) {
+    size_t i;
+    for (i = 0; i < TW_N; i++) {
+        uint64_t j, n;
+        snprintf(tw_names[i], sizeof tw_names[i], "blk.%u.ffn.w%u", (unsigned)(i / 3), (unsigned)(i % 3));
+        tw_shapes[i][0] = i % 40 == 0 ? 700 : 3 + i % 5;
+        tw_shapes[i][1] = i % 40 == 0 ? 2049 : 64;
+        n = tw_shapes[i][0] * tw_shapes[i][1] * 2;
+        tw_data[i] = (unsigned char *)malloc(n);
+        for (j = 0; j < n; j++) tw_data[i][j] = (unsigned char)tu_rand64();
+        for (j = 1; j < n; j += 2) tw_data[i][j] = (unsigned char)((tw_data[i][j] & 0x83) | 0x38);
+        tw_t[i].name = tw_names[i];
+        tw_t[i].dtype = SAFELOAD_BF16;
+        tw_t[i].rank = 2;
+        tw_t[i].shape = tw_shapes[i];
+        tw_t[i].data = tw_data[i];
+        tw_t[i].nbytes = n;
+    }
+}
+
+static int tw_check(const safeload_loaded *l, safeload_dtype dt) {
+    size_t i, k;
+    int bad = 0;
+    for (i = 0; i < l->count; i++) {
+        for (k = 0; k < TW_N && strcmp(tw_names[k], l->tensors[i].name) != 0; k++) {}
+        if (k == TW_N) { bad++; continue; }
+        if (dt == SAFELOAD_F32) {
+            uint64_t j;
+            const unsigned char *o = (const unsigned char *)l->tensors[i].data;
+            if (l->tensors[i].nbytes != tw_t[k].nbytes * 2) { bad++; continue; }
+            for (j = 0; j < tw_t[k].nbytes / 2; j++)      /* bf16 -> f32 is bits << 16 */
+                if (o[4 * j] || o[4 * j + 1] || o[4 * j + 2] != tw_data[k][2 * j] ||
+                    o[4 * j + 3] != tw_data[k][2 * j + 1]) { bad++; break; }
+        } else if (l->tensors[i].nbytes != tw_t[k].nbytes ||
+                   memcmp(l->tensors[i].data, tw_data[k], tw_t[k].nbytes) != 0) bad++;
+    }
+    return bad == 0 && l->count > 0;
+}
+
+static int tw_cancel_at, tw_calls;
+static int tw_progress(void *u, uint64_t done, uint64_t total) {
+    (void)u; (void)done; (void)total;
+    return ++tw_calls == tw_cancel_at;
+}
+
+int main(void) {
+    char dir[256], path[320], sdir[300], idx[340];
+    safeload_error e;
+    safeload_model *m;
+    safeload_loaded *l;
+    safeload_pool *pool;
+    int th, io;
+    size_t i;
+    FILE *fp;
+    tw_make();
+    snprintf(dir, sizeof dir, "safeload-test-win-%u", (unsigned)(tu_rand64() & 0xFFFFFF));
+    CHECK(tw_mkdir(dir) == 0);
+    /* a UTF-8 path with non-ASCII characters; saved twice (the second replaces the first) */
+    snprintf(path, sizeof path, "%s/t\xC3\xABst-\xC3\xB1\xE6\xA8\xA1\xE5\x9E\x8B.safetensors", dir);
+    CHECK(safeload_save(path, tw_t, 10, NULL, &e) == SAFELOAD_OK);
+    CHECK_MSG(safeload_save(path, tw_t, TW_N, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+    CHECK(safeload_model_open(&m, path, NULL, &e) == SAFELOAD_OK);
+    CHECK_EQ_U64(safeload_model_tensor_count(m), TW_N);
+    CHECK(safeload_pool_create(&pool, 4, &e) == SAFELOAD_OK);
+    for (th = 1; th <= 4; th++)
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+            safeload_load_desc d;
+            memset(&d, 0, sizeof d);
+            d.threads = th;
+            d.pool = th % 2 ? pool : NULL;
+            d.io = (safeload_io)io;
+            d.chunk_size = 65536;
+            CHECK_MSG(safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK, "%s", e.message);
+            CHECK_MSG(tw_check(l, SAFELOAD_DTYPE_NONE), "threads %d io %d", th, io);
+            safeload_loaded_free(l);
+            CHECK(safeload_load_all(m, SAFELOAD_F32, &d, &l, &e) == SAFELOAD_OK);
+            CHECK_MSG(tw_check(l, SAFELOAD_F32), "cast, threads %d io %d", th, io);
+            safeload_loaded_free(l);
+        }
+    /* cancellation from the progress callback */
+    for (tw_cancel_at = 1; tw_cancel_at <= 3; tw_cancel_at++) {
+        safeload_load_desc d;
+        memset(&d, 0, sizeof d);
+        d.threads = 2;
+        d.progress = tw_progress;
+        d.progress_interval = 1 << 16;
+        d.chunk_size = 1 << 16;
+        tw_calls = 0;
+        CHECK(safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_CANCELLED);
+    }
+    safeload_model_close(m);
+    safeload_pool_destroy(pool);
+
+    /* shards: an index, read through the directory scan */
+    snprintf(sdir, sizeof sdir, "%s/sharded", dir);
+    CHECK(tw_mkdir(sdir) == 0);
+    for (i = 0; i < 3; i++) {
+        char sp[400];
+        snprintf(sp, sizeof sp, "%s/model-0000%u-of-00003.safetensors", sdir, (unsigned)i + 1);
+        CHECK(safeload_save(sp, tw_t + i * (TW_N / 3), TW_N / 3, NULL, &e) == SAFELOAD_OK);
+    }
+    snprintf(idx, sizeof idx, "%s/model.safetensors.index.json", sdir);
+    fp = fopen(idx, "wb");
+    fprintf(fp, "{\"metadata\":{\"total_size\":1},\"weight_map\":{");
+    for (i = 0; i < TW_N; i++)
+        fprintf(fp, "%s\"%s\":\"model-0000%u-of-00003.safetensors\"", i ? "," : "", tw_names[i],
+                (unsigned)(i / (TW_N / 3)) + 1);
+    fprintf(fp, "}}");
+    fclose(fp);
+    CHECK_MSG(safeload_model_open(&m, sdir, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+    CHECK_EQ_U64(safeload_model_shard_count(m), 3);
+    CHECK(safeload_load_all(m, SAFELOAD_DTYPE_NONE, NULL, &l, &e) == SAFELOAD_OK);
+    CHECK(tw_check(l, SAFELOAD_DTYPE_NONE));
+    safeload_loaded_free(l);
+    safeload_model_close(m);
+
+    /* errors name the file */
+    CHECK(safeload_model_open(&m, "no-such-dir/x.safetensors", NULL, &e) == SAFELOAD_IO_ERROR);
+    CHECK(strstr(e.file, "x.safetensors") != NULL);
+    for (i = 0; i < TW_N; i++) free(tw_data[i]);
+    /* leave no files behind */
+    for (i = 0; i < 3; i++) {
+        char sp[400];
+        snprintf(sp, sizeof sp, "%s/model-0000%u-of-00003.safetensors", sdir, (unsigned)i + 1);
+        remove(sp);
+    }
+    remove(idx);
+    remove(path);
+#if defined(_WIN32)
+    _rmdir(sdir);
+    _rmdir(dir);
+#else
+    rmdir(sdir);
+    rmdir(dir);
+#endif
+    return tu_finish("test_win");
+}
