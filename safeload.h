@@ -469,6 +469,9 @@ typedef struct safeload_load_desc {
     size_t pinned_size;         /* bytes per pinned staging buffer; 0 = 4 MiB */
     int pinned_count;           /* pinned buffers per worker (>= 2); 0 = 2 */
     size_t pinned_limit;        /* total pinned bytes; 0 = 256 MiB */
+    size_t upload_align;        /* every upload starts this aligned in pinned memory (Ascend's
+                                   aclrtMemcpyAsync wants 64); small tensors are then not
+                                   batched into one buffer; 0 = no constraint */
     safeload_load_stats *stats; /* optional output */
 } safeload_load_desc;
 
@@ -4766,7 +4769,7 @@ typedef struct sl__load {
     size_t n_segs, cap_segs;
     sl__worker *workers;
     int n_workers;
-    size_t chunk, staging, pinned_size;
+    size_t chunk, staging, pinned_size, upload_align;
     int pinned_count;
     volatile uint64_t next_task;
     volatile uint64_t done_bytes;
@@ -4819,7 +4822,8 @@ static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, 
 static uint64_t sl__task_limit(const sl__load *L, const sl__rp *r) {
     uint64_t lim = L->chunk;
     if (r->device) {
-        /* the output of a task fills at most one pinned buffer */
+        /* the output of a task fills at most one pinned buffer (pinned_size is a multiple of
+           4096, so pieces keep any upload alignment up to that) */
         lim = (uint64_t)L->pinned_size / r->dsize * r->ssize;
     }
     lim -= lim % r->ssize;
@@ -4835,6 +4839,7 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
         return 0;
     first = &L->reqs[L->segs[t->seg0].req];
     if (first->device != r->device) return 0;
+    if (r->device && L->upload_align > 1) return 0;   /* each upload from offset 0 */
     if (r->device) {
         /* output bytes of the run must fit one pinned buffer; casts go through staging */
         uint64_t out = 0;
@@ -5283,7 +5288,12 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
     L.staging = d.staging_size ? SL__MAX(d.staging_size, (size_t)4096) : (size_t)(256 * SL__KIB);
     L.staging -= L.staging % 64;
     L.pinned_size = d.pinned_size ? SL__MAX(d.pinned_size, (size_t)4096) : (size_t)(4 * SL__MIB);
+    L.pinned_size -= L.pinned_size % 4096;
     L.pinned_count = d.pinned_count >= 2 ? d.pinned_count : 2;
+    L.upload_align = d.upload_align;
+    if (L.upload_align & (L.upload_align - 1))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "upload_align %llu is not a power of two", (sl__ull)L.upload_align);
     L.progress = d.progress;
     L.progress_user = d.progress_user;
     L.progress_interval = d.progress_interval ? d.progress_interval : 64 * SL__MIB;
@@ -5397,7 +5407,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
             p->dst = (unsigned char *)q->dst;
         } else {
             /* arena space: 64-byte aligned on the host, 256 on a device */
-            uint64_t al = p->device ? 256 : SL__ALIGN, *tot = p->device ? &dev_total : &host_total;
+            uint64_t al = p->device ? SL__MAX(256, (uint64_t)L.upload_align) : SL__ALIGN;
+            uint64_t *tot = p->device ? &dev_total : &host_total;
             p->alloc = 1;
             *tot = (*tot + al - 1) / al * al;
             p->dst = (unsigned char *)(uintptr_t)*tot;     /* an offset until the arena exists */
