@@ -5258,7 +5258,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
     safeload_result r = SAFELOAD_OK;
     safeload_arena *arena = NULL;
     uint32_t *order = NULL, *tmp = NULL;
-    uint64_t host_total = 0, dev_total = 0, max_task = 0;
+    uint64_t host_total = 0, dev_total = 0, max_task = 0, cast_out = 0;
     size_t i;
     int need_host = 0, need_dev = 0, any_dev = 0, workers, hooks_begun = 0;
     safeload_pool *pool = NULL, *tmp_pool = NULL;
@@ -5391,10 +5391,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
                          "the destination size overflows");
             goto out;
         }
-        if (p->cast && p->dst_len >= 8 * SL__MIB) {
-            sl__cast_fn nt = sl__cast_resolve(dt, t->dtype, SAFELOAD_SIMD_AUTO, 1);
-            if (nt) p->cast = nt;   /* big outputs: stream past the cache */
-        }
+        if (p->cast) cast_out += p->dst_len;
         p->device = q->device != 0;
         any_dev |= p->device;
         if (q->dst) {
@@ -5422,6 +5419,18 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
         }
         L.total_bytes += p->src_len;
     }
+    /* casts that write more than the caches hold stream past them (non-temporal stores): the
+       output will not be read back before the load ends, and no read-for-ownership halves
+       the write bandwidth. Decided on the whole load, not per tensor: 100,000 small tensors
+       are as big a write as one large one. */
+    if (cast_out >= 8 * SL__MIB)
+        for (i = 0; i < n; i++) {
+            sl__rp *p = &L.reqs[i];
+            sl__cast_fn nt;
+            if (!p->cast) continue;
+            nt = sl__cast_resolve(reqs[i].dtype, reqs[i].tensor->dtype, SAFELOAD_SIMD_AUTO, 1);
+            if (nt) p->cast = nt;
+        }
     if ((need_host || need_dev) && !arena_out) {
         r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                      "requests without a destination need an arena pointer");

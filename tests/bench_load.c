@@ -1,0 +1,368 @@
+/* bench_load: safeload against this machine's own limits, measured in the same run.
+
+   Writes its checkpoints into $SAFELOAD_BENCH_DIR (default build/bench):
+     dense    8 BF16 tensors, SAFELOAD_BENCH_DENSE_MB (default 2048) MiB
+     moe      SAFELOAD_BENCH_MOE_TENSORS (default 100000) tensors of 4-64 KiB named
+              model.layers.{i}.mlp.experts.{j}.{gate,up,down}_proj.weight,
+              SAFELOAD_BENCH_MOE_MB (default 1536) MiB
+     sharded  the dense tensors in 4 shards with model.safetensors.index.json
+   Files are read once first (warm page cache). Each figure is the median of
+   SAFELOAD_BENCH_REPS (default 5) runs; GB/s = 10^9 bytes of data section per second.
+
+   Baselines, same run, same thread counts:
+     read()      malloc(data size) fresh + pread of the whole data section (threads split it)
+     mmap+cpy    mmap the file + memcpy into fresh malloc memory
+     memcpy      memcpy between two prefaulted buffers of the data size
+   safeload:
+     alloc       safeload_load_all into its own arena (fresh memory, huge pages requested)
+     prefaulted  safeload_load into caller buffers that were touched beforehand
+     bf16->f32   the same with a cast; its ratio counts input + output bytes against memcpy's
+                 read + write bytes (2 x data size) */
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+#include "testutil.h"
+#include "benchutil.h"
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <pthread.h>
+
+static int reps = 5;
+
+static uint64_t env_u64(const char *name, uint64_t def) {
+    const char *v = getenv(name);
+    return v && *v ? strtoull(v, NULL, 10) : def;
+}
+
+/* ---- checkpoint writing ---- */
+static void fill_bf16(unsigned char *p, size_t n, uint64_t seed) {
+    size_t i;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+    for (i = 0; i + 8 <= n; i += 8) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        /* high byte of each 16-bit lane: sign | 0x3C..0x3F: plausible weights, no NaN */
+        uint64_t v = (x & 0x80FF80FF80FF80FFULL) | 0x3C003C003C003C00ULL;
+        memcpy(p + i, &v, 8);
+    }
+}
+
+static int save_dense(const char *dir, uint64_t mb, int shards) {
+    size_t i, n = 8;
+    uint64_t per = mb * SL__MIB / n;
+    uint64_t cols = 4096, rows = per / 2 / cols;
+    safeload_save_tensor t[8];
+    uint64_t shape[8][2];
+    char names[8][64], path[600];
+    unsigned char *data = (unsigned char *)malloc((size_t)(rows * cols * 2 * n));
+    safeload_error e;
+    if (!data) return 0;
+    fill_bf16(data, (size_t)(rows * cols * 2 * n), 7);
+    for (i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "model.layers.%u.mlp.down_proj.weight", (unsigned)i);
+        shape[i][0] = rows;
+        shape[i][1] = cols;
+        t[i].name = names[i];
+        t[i].dtype = SAFELOAD_BF16;
+        t[i].rank = 2;
+        t[i].shape = shape[i];
+        t[i].data = data + i * rows * cols * 2;
+        t[i].nbytes = rows * cols * 2;
+    }
+    if (!shards) {
+        snprintf(path, sizeof path, "%s/dense.safetensors", dir);
+        if (safeload_save(path, t, n, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); return 0; }
+    } else {
+        FILE *fp;
+        char sub[520];
+        snprintf(sub, sizeof sub, "%s/sharded", dir);
+        mkdir(sub, 0755);
+        for (i = 0; i < 4; i++) {
+            snprintf(path, sizeof path, "%s/model-%05u-of-00004.safetensors", sub, (unsigned)i + 1);
+            if (safeload_save(path, t + 2 * i, 2, NULL, &e) != SAFELOAD_OK) return 0;
+        }
+        snprintf(path, sizeof path, "%s/model.safetensors.index.json", sub);
+        fp = fopen(path, "wb");
+        fprintf(fp, "{\"metadata\":{\"total_size\":%llu},\"weight_map\":{", (unsigned long long)(rows * cols * 2 * n));
+        for (i = 0; i < n; i++)
+            fprintf(fp, "%s\"%s\":\"model-%05u-of-00004.safetensors\"", i ? "," : "", names[i], (unsigned)(i / 2) + 1);
+        fprintf(fp, "}}\n");
+        fclose(fp);
+    }
+    free(data);
+    return 1;
+}
+
+static int save_moe(const char *dir, uint64_t mb, uint64_t count) {
+    static const uint64_t rows_of[4] = {16, 32, 128, 256};   /* x 128 BF16: 4, 8, 32, 64 KiB */
+    static const char *const proj[3] = {"gate_proj", "up_proj", "down_proj"};
+    safeload_save_tensor *t = (safeload_save_tensor *)calloc(count, sizeof *t);
+    uint64_t (*shape)[2] = (uint64_t (*)[2])calloc(count, sizeof *shape);
+    char *names = (char *)malloc(count * 72);
+    uint64_t i, total = 0, budget = mb * SL__MIB, at = 0;
+    unsigned char *data;
+    char path[600];
+    safeload_error e;
+    int ok;
+    /* sizes cycle 4/8/32/64 KiB weighted to average budget/count */
+    for (i = 0; i < count; i++) {
+        uint64_t want = (budget - total) / (count - i), r;
+        r = want >= 48 * 1024 ? rows_of[3] : want >= 20 * 1024 ? rows_of[2 + (i & 1)]
+          : want >= 8 * 1024 ? rows_of[1 + (i % 3 == 0)] : rows_of[i & 1];
+        shape[i][0] = r;
+        shape[i][1] = 128;
+        total += r * 128 * 2;
+    }
+    data = (unsigned char *)malloc((size_t)total);
+    if (!data || !t || !shape || !names) return 0;
+    fill_bf16(data, (size_t)total, 11);
+    for (i = 0; i < count; i++) {
+        char *nm = names + i * 72;
+        snprintf(nm, 72, "model.layers.%u.mlp.experts.%u.%s.weight", (unsigned)(i / 768),
+                 (unsigned)(i / 3 % 256), proj[i % 3]);
+        t[i].name = nm;
+        t[i].dtype = SAFELOAD_BF16;
+        t[i].rank = 2;
+        t[i].shape = shape[i];
+        t[i].data = data + at;
+        t[i].nbytes = shape[i][0] * 256;
+        at += t[i].nbytes;
+    }
+    snprintf(path, sizeof path, "%s/moe.safetensors", dir);
+    ok = safeload_save(path, t, (size_t)count, NULL, &e) == SAFELOAD_OK;
+    if (!ok) fprintf(stderr, "%s\n", e.message);
+    free(data); free(t); free(shape); free(names);
+    return ok;
+}
+
+/* ---- baselines ---- */
+typedef struct job { int fd; unsigned char *dst; const unsigned char *src; uint64_t off, n; } job;
+
+static void *pread_job(void *a) {
+    job *j = (job *)a;
+    uint64_t done = 0;
+    while (done < j->n) {
+        size_t want = (size_t)SL__MIN(j->n - done, (uint64_t)16 << 20);
+        ssize_t r = pread(j->fd, j->dst + done, want, (off_t)(j->off + done));
+        if (r <= 0) break;
+        done += (uint64_t)r;
+    }
+    return NULL;
+}
+
+static void *memcpy_job(void *a) {
+    job *j = (job *)a;
+    memcpy(j->dst, j->src, (size_t)j->n);
+    return NULL;
+}
+
+/* split [0, n) among th threads, each running fn */
+static void run_split(int th, void *(*fn)(void *), int fd, unsigned char *dst,
+                      const unsigned char *src, uint64_t off, uint64_t n) {
+    pthread_t tid[8];
+    job jb[8];
+    int i;
+    for (i = 0; i < th; i++) {
+        uint64_t a = n * (uint64_t)i / (uint64_t)th, b = n * (uint64_t)(i + 1) / (uint64_t)th;
+        jb[i].fd = fd; jb[i].dst = dst + a; jb[i].src = src ? src + a : NULL;
+        jb[i].off = off + a; jb[i].n = b - a;
+        if (i) pthread_create(&tid[i], NULL, fn, &jb[i]);
+    }
+    fn(&jb[0]);
+    for (i = 1; i < th; i++) pthread_join(tid[i], NULL);
+}
+
+static double base_read(const char *path, uint64_t off, uint64_t n, int th) {
+    int fd = open(path, O_RDONLY);
+    double t0 = bu_now(), t;
+    unsigned char *dst = (unsigned char *)malloc((size_t)n);
+    run_split(th, pread_job, fd, dst, NULL, off, n);
+    t = bu_now() - t0;
+    free(dst);
+    close(fd);
+    return t;
+}
+
+static double base_mmap(const char *path, uint64_t off, uint64_t n, uint64_t size, int th) {
+    int fd = open(path, O_RDONLY);
+    double t0 = bu_now(), t;
+    unsigned char *map = (unsigned char *)mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    unsigned char *dst = (unsigned char *)malloc((size_t)n);
+    run_split(th, memcpy_job, -1, dst, map + off, 0, n);
+    munmap(map, (size_t)size);
+    t = bu_now() - t0;
+    free(dst);
+    close(fd);
+    return t;
+}
+
+/* the kernel's copy into memory that is already faulted in: read mode's own limit */
+static double base_read_prefaulted(const char *path, uint64_t off, uint64_t n, int th,
+                                   unsigned char *dst) {
+    int fd = open(path, O_RDONLY);
+    double t0 = bu_now(), t;
+    run_split(th, pread_job, fd, dst, NULL, off, n);
+    t = bu_now() - t0;
+    close(fd);
+    return t;
+}
+
+static double base_memcpy(unsigned char *dst, const unsigned char *src, uint64_t n, int th) {
+    double t0 = bu_now();
+    run_split(th, memcpy_job, -1, dst, src, 0, n);
+    return bu_now() - t0;
+}
+
+/* ---- safeload ---- */
+static double sl_alloc(safeload_model *m, int th, safeload_dtype dt) {
+    safeload_load_desc d;
+    safeload_loaded *l;
+    safeload_error e;
+    double t0, t;
+    memset(&d, 0, sizeof d);
+    d.threads = th;
+    t0 = bu_now();
+    if (safeload_load_all(m, dt, &d, &l, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
+    t = bu_now() - t0;
+    safeload_loaded_free(l);
+    return t;
+}
+
+static double sl_prefaulted(safeload_model *m, int th, safeload_dtype dt, unsigned char *buf,
+                            safeload_request *rq, safeload_io io) {
+    safeload_load_desc d;
+    safeload_error e;
+    size_t i, n = safeload_model_tensor_count(m);
+    uint64_t off = 0;
+    double t0;
+    for (i = 0; i < n; i++) {
+        const safeload_tensor *t = safeload_model_tensor_at(m, i, NULL);
+        uint64_t bytes = dt ? t->numel * safeload_dtype_size(dt) : t->nbytes;
+        memset(&rq[i], 0, sizeof rq[i]);
+        rq[i].name = t->name;
+        rq[i].dtype = dt;
+        rq[i].dst = buf + off;
+        rq[i].dst_size = bytes;
+        off += bytes;
+    }
+    memset(&d, 0, sizeof d);
+    d.threads = th;
+    d.io = io;
+    t0 = bu_now();
+    if (safeload_load(m, rq, n, &d, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
+    return bu_now() - t0;
+}
+
+#define MEDIAN(var, expr) do { double v_[64]; int r_; \
+    for (r_ = 0; r_ < reps; r_++) { v_[r_] = (expr); } \
+    (var) = bu_median(v_, reps); } while (0)
+
+static double gbs(uint64_t bytes, double secs) { return (double)bytes / 1e9 / secs; }
+
+typedef struct row { double alloc, pref, pref_mmap, cast_alloc, cast_pref, cast_pref_mmap; } row;
+
+static void bench_file(const char *label, const char *path, const char *file0, row out[3]) {
+    safeload_model *m;
+    safeload_error e;
+    safeload_file *f;
+    uint64_t n = 0, off;
+    unsigned char *src, *dst;
+    safeload_request *rq;
+    int th;
+    size_t i;
+    if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
+    for (i = 0; i < safeload_model_shard_count(m); i++) n += safeload_data_size(safeload_model_shard(m, i));
+    f = safeload_model_shard(m, 0);
+    off = safeload_data_offset(f);
+    rq = (safeload_request *)calloc(safeload_model_tensor_count(m) + 1, sizeof *rq);
+    /* warm the page cache, prefault the caller buffers */
+    sl_alloc(m, 2, 0);
+    src = (unsigned char *)malloc((size_t)n);
+    dst = (unsigned char *)malloc((size_t)n * 2);
+    memset(src, 1, (size_t)n);
+    memset(dst, 2, (size_t)n * 2);
+    printf("\n%s: %s, %llu tensors, %.2f GiB data\n", label, path,
+           (unsigned long long)safeload_model_tensor_count(m), (double)n / 1073741824.0);
+    for (th = 1; th <= 2; th++) {
+        double rd = 0, mm = 0, rp = 0, cp, a, p, pm, ca, cpf, cpm, best;
+        int single = safeload_model_shard_count(m) == 1;
+        if (single) {
+            MEDIAN(rd, base_read(file0, off, n, th));
+            MEDIAN(mm, base_mmap(file0, off, n, safeload_file_size(f), th));
+            MEDIAN(rp, base_read_prefaulted(file0, off, n, th, dst));
+        }
+        MEDIAN(cp, base_memcpy(dst, src, n, th));
+        MEDIAN(a, sl_alloc(m, th, 0));
+        MEDIAN(p, sl_prefaulted(m, th, 0, dst, rq, SAFELOAD_IO_READ));
+        MEDIAN(pm, sl_prefaulted(m, th, 0, dst, rq, SAFELOAD_IO_MMAP));
+        MEDIAN(ca, sl_alloc(m, th, SAFELOAD_F32));
+        MEDIAN(cpf, sl_prefaulted(m, th, SAFELOAD_F32, dst, rq, SAFELOAD_IO_READ));
+        MEDIAN(cpm, sl_prefaulted(m, th, SAFELOAD_F32, dst, rq, SAFELOAD_IO_MMAP));
+        out[th].alloc = gbs(n, a);
+        out[th].pref = gbs(n, p);
+        out[th].pref_mmap = gbs(n, pm);
+        out[th].cast_alloc = gbs(n, ca);
+        out[th].cast_pref = gbs(n, cpf);
+        out[th].cast_pref_mmap = gbs(n, cpm);
+        printf("  [%d thread%s]\n", th, th > 1 ? "s" : "");
+        if (single) {
+            best = SL__MAX(gbs(n, rd), gbs(n, mm));
+            printf("    baseline read() into fresh malloc      %6.2f GB/s\n", gbs(n, rd));
+            printf("    baseline mmap+memcpy into fresh        %6.2f GB/s\n", gbs(n, mm));
+            printf("    baseline read() into prefaulted        %6.2f GB/s\n", gbs(n, rp));
+        }
+        printf("    baseline memcpy prefaulted             %6.2f GB/s\n", gbs(n, cp));
+        if (single)
+            printf("    safeload into its arena                %6.2f GB/s = %.2fx best fresh baseline (>= 1.0)\n",
+                   out[th].alloc, out[th].alloc / best);
+        else
+            printf("    safeload into its arena                %6.2f GB/s\n", out[th].alloc);
+        printf("    safeload into prefaulted, io read      %6.2f GB/s = %.2fx memcpy (>= 0.8)", out[th].pref,
+               out[th].pref / gbs(n, cp));
+        if (single) printf(", %.2fx read() into prefaulted", out[th].pref / gbs(n, rp));
+        printf("\n    safeload into prefaulted, io mmap      %6.2f GB/s = %.2fx memcpy (>= 0.8)\n",
+               out[th].pref_mmap, out[th].pref_mmap / gbs(n, cp));
+        printf("    bf16->f32 into its arena               %6.2f GB/s in, %5.2f in+out\n",
+               out[th].cast_alloc, out[th].cast_alloc * 3);
+        printf("    bf16->f32 into prefaulted, io read     %6.2f GB/s in, %5.2f in+out = %.2fx memcpy r+w (>= 0.8)\n",
+               out[th].cast_pref, out[th].cast_pref * 3, out[th].cast_pref * 3 / (2 * gbs(n, cp)));
+        printf("    bf16->f32 into prefaulted, io mmap     %6.2f GB/s in, %5.2f in+out = %.2fx memcpy r+w (>= 0.8)\n",
+               out[th].cast_pref_mmap, out[th].cast_pref_mmap * 3,
+               out[th].cast_pref_mmap * 3 / (2 * gbs(n, cp)));
+    }
+    free(src);
+    free(dst);
+    free(rq);
+    safeload_model_close(m);
+}
+
+int main(void) {
+    const char *dir = getenv("SAFELOAD_BENCH_DIR") ? getenv("SAFELOAD_BENCH_DIR") : "build/bench";
+    uint64_t dense_mb = env_u64("SAFELOAD_BENCH_DENSE_MB", 2048);
+    uint64_t moe_mb = env_u64("SAFELOAD_BENCH_MOE_MB", 1536);
+    uint64_t moe_n = env_u64("SAFELOAD_BENCH_MOE_TENSORS", 100000);
+    char dense[600], moe[600], sharded[600];
+    row rd[3], rm[3], rs[3];
+    reps = (int)env_u64("SAFELOAD_BENCH_REPS", 5);
+    if (reps < 1 || reps > 64) reps = 5;
+    mkdir(dir, 0755);
+    snprintf(dense, sizeof dense, "%s/dense.safetensors", dir);
+    snprintf(moe, sizeof moe, "%s/moe.safetensors", dir);
+    snprintf(sharded, sizeof sharded, "%s/sharded", dir);
+    printf("bench_load: writing checkpoints into %s (dense %llu MiB, MoE %llu MiB in %llu tensors)\n",
+           dir, (unsigned long long)dense_mb, (unsigned long long)moe_mb, (unsigned long long)moe_n);
+    if (!save_dense(dir, dense_mb, 0) || !save_moe(dir, moe_mb, moe_n) || !save_dense(dir, dense_mb, 1)) {
+        fprintf(stderr, "cannot write the checkpoints\n");
+        return 1;
+    }
+    bench_file("dense", dense, dense, rd);
+    bench_file("moe", moe, moe, rm);
+    bench_file("sharded (4 shards + index)", sharded, dense, rs);
+    printf("\nMoE vs dense, safeload into its arena: 1 thread %.2fx, 2 threads %.2fx (target >= 0.85)\n",
+           rm[1].alloc / rd[1].alloc, rm[2].alloc / rd[2].alloc);
+    printf("MoE vs dense, into prefaulted memory:  1 thread %.2fx, 2 threads %.2fx (io read); "
+           "%.2fx, %.2fx (io mmap)\n", rm[1].pref / rd[1].pref, rm[2].pref / rd[2].pref,
+           rm[1].pref_mmap / rd[1].pref_mmap, rm[2].pref_mmap / rd[2].pref_mmap);
+    printf("MoE vs dense, bf16->f32 into prefaulted: 1 thread %.2fx, 2 threads %.2fx (io read)\n",
+           rm[1].cast_pref / rd[1].cast_pref, rm[2].cast_pref / rd[2].cast_pref);
+    return 0;
+}
