@@ -926,6 +926,23 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
     SL__GEN_LOOP(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                             \
     SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)
 
+/* The six FP8 block functions of a path, from fn(d, s, nt, e5, out) (out: 0 f16, 1 bf16,
+   2 f32), and their kernels (integer only, so no FP-environment guard). */
+#define SL__F8_BLOCKS(path, TGT, fn)                                                            \
+    SL__INLINE TGT void sl__b_e4m3_f16_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 0, 0); } \
+    SL__INLINE TGT void sl__b_e4m3_bf16_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 0, 1); } \
+    SL__INLINE TGT void sl__b_e4m3_f32_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 0, 2); } \
+    SL__INLINE TGT void sl__b_e5m2_f16_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 1, 0); } \
+    SL__INLINE TGT void sl__b_e5m2_bf16_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 1, 1); } \
+    SL__INLINE TGT void sl__b_e5m2_f32_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 1, 2); }
+#define SL__F8_KERNELS(path, TGT, N, VB)                                                        \
+    SL__GEN_BOTH(sl__k_e4m3_f16_##path, TGT, 2, 1, N, VB, sl__b_e4m3_f16_##path, SL__ENV_NONE)  \
+    SL__GEN_BOTH(sl__k_e4m3_bf16_##path, TGT, 2, 1, N, VB, sl__b_e4m3_bf16_##path, SL__ENV_NONE) \
+    SL__GEN_BOTH(sl__k_e4m3_f32_##path, TGT, 4, 1, N, VB, sl__b_e4m3_f32_##path, SL__ENV_NONE)  \
+    SL__GEN_BOTH(sl__k_e5m2_f16_##path, TGT, 2, 1, N, VB, sl__b_e5m2_f16_##path, SL__ENV_NONE)  \
+    SL__GEN_BOTH(sl__k_e5m2_bf16_##path, TGT, 2, 1, N, VB, sl__b_e5m2_bf16_##path, SL__ENV_NONE) \
+    SL__GEN_BOTH(sl__k_e5m2_f32_##path, TGT, 4, 1, N, VB, sl__b_e5m2_f32_##path, SL__ENV_NONE)
+
 #define SL__ENV_NONE_ENTER (void)0
 #define SL__ENV_NONE_LEAVE (void)0
 
@@ -1009,28 +1026,74 @@ SL__INLINE __m128i sl__sse2_pack_hi(__m128i a, __m128i b) {      /* high halves,
 SL__INLINE __m128i sl__sse2_pack_lo(__m128i a, __m128i b) {      /* low halves, in order */
     return sl__sse2_pack_hi(_mm_slli_epi32(a, 16), _mm_slli_epi32(b, 16));
 }
-/* E4M3 bytes (zero-extended lanes) -> f32 bits. Subnormals: (float)m * 2^-9, exact. */
-SL__INLINE __m128i sl__sse2_e4m3(__m128i x) {
-    __m128i m = _mm_and_si128(x, SL__X4(0x7F));
-    __m128i s = _mm_slli_epi32(_mm_and_si128(x, SL__X4(0x80)), 24);
-    __m128i nrm = _mm_add_epi32(_mm_slli_epi32(m, 20), SL__X4(120u << 23));
-    __m128i sub = _mm_castps_si128(_mm_mul_ps(_mm_cvtepi32_ps(m), _mm_set1_ps(0.001953125f)));
-    __m128i r = sl__sse2_sel(_mm_cmplt_epi32(m, SL__X4(8)), sub, nrm);
-    r = sl__sse2_sel(_mm_cmpeq_epi32(m, SL__X4(0x7F)), SL__X4(0x7FC00000), r);
+/* FP8 in 16-bit lanes (bytes zero-extended), integer only. Every E4M3/E5M2 value is exact in
+   f16 and bf16, and its f32 bits are its bf16 bits << 16, so f8 -> f32 goes through bf16.
+   A subnormal m * 2^-k (m = 1..7 resp. 1..3) is normalised by one multiply: with p the position
+   of m's top bit, m * 2^(M - p) (M = mantissa width) puts m's leading one into the exponent
+   field's lowest bit, so bits = ((bias - k + p - 1) << M) + m * 2^(M - p). */
+SL__INLINE __m128i sl__sse2_e4m3_16(__m128i x, int bf) {        /* bf: bf16, else f16 */
+    __m128i m = _mm_and_si128(x, _mm_set1_epi16(0x7F));
+    __m128i s = _mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x80)), 8);
+    __m128i c2 = _mm_cmpgt_epi16(m, _mm_set1_epi16(1)), c4 = _mm_cmpgt_epi16(m, _mm_set1_epi16(3));
+    __m128i nrm, mul, sub, one, r;
+    if (bf) {
+        nrm = _mm_add_epi16(_mm_slli_epi16(m, 4), _mm_set1_epi16(120 << 7));
+        mul = _mm_sub_epi16(_mm_sub_epi16(_mm_set1_epi16(128), _mm_and_si128(c2, _mm_set1_epi16(64))),
+                            _mm_and_si128(c4, _mm_set1_epi16(32)));
+        sub = _mm_add_epi16(_mm_mullo_epi16(m, mul), _mm_set1_epi16(117 << 7));
+        one = _mm_set1_epi16(1 << 7);
+    } else {
+        nrm = _mm_add_epi16(_mm_slli_epi16(m, 7), _mm_set1_epi16(8 << 10));
+        mul = _mm_sub_epi16(_mm_sub_epi16(_mm_set1_epi16(1024), _mm_and_si128(c2, _mm_set1_epi16(512))),
+                            _mm_and_si128(c4, _mm_set1_epi16(256)));
+        sub = _mm_add_epi16(_mm_mullo_epi16(m, mul), _mm_set1_epi16(5 << 10));
+        one = _mm_set1_epi16(1 << 10);
+    }
+    sub = _mm_add_epi16(sub, _mm_add_epi16(_mm_and_si128(c2, one), _mm_and_si128(c4, one)));
+    r = sl__sse2_sel(_mm_cmplt_epi16(m, _mm_set1_epi16(8)), sub, nrm);
+    r = _mm_andnot_si128(_mm_cmpeq_epi16(m, _mm_setzero_si128()), r);
+    r = sl__sse2_sel(_mm_cmpeq_epi16(m, _mm_set1_epi16(0x7F)), _mm_set1_epi16(bf ? 0x7FC0 : 0x7E00), r);
     return _mm_or_si128(r, s);
 }
-/* 8 E5M2 bytes -> 8 f16 (b << 8) in 16-bit lanes, NaNs quieted. */
-SL__INLINE __m128i sl__sse2_e5m2_f16(__m128i b8) {
-    __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), b8);
-    __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)),
-                                  _mm_set1_epi16(0x7C00));
+SL__INLINE __m128i sl__sse2_e5m2_bf16(__m128i x) {
+    __m128i m = _mm_and_si128(x, _mm_set1_epi16(0x7F));
+    __m128i s = _mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x80)), 8);
+    __m128i c2 = _mm_cmpgt_epi16(m, _mm_set1_epi16(1));
+    __m128i nrm = _mm_add_epi16(_mm_slli_epi16(m, 5), _mm_set1_epi16(112 << 7));
+    __m128i sub = _mm_add_epi16(_mm_mullo_epi16(m, _mm_sub_epi16(_mm_set1_epi16(128),
+                                                                  _mm_and_si128(c2, _mm_set1_epi16(64)))),
+                                _mm_add_epi16(_mm_set1_epi16(110 << 7), _mm_and_si128(c2, _mm_set1_epi16(1 << 7))));
+    __m128i inf = _mm_or_si128(_mm_add_epi16(_mm_slli_epi16(m, 5), _mm_set1_epi16(224 << 7)),
+                               _mm_and_si128(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7C)), _mm_set1_epi16(0x40)));
+    __m128i r = sl__sse2_sel(_mm_cmplt_epi16(m, _mm_set1_epi16(4)), sub, nrm);
+    r = _mm_andnot_si128(_mm_cmpeq_epi16(m, _mm_setzero_si128()), r);
+    r = sl__sse2_sel(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7B)), inf, r);
+    return _mm_or_si128(r, s);
+}
+SL__INLINE __m128i sl__sse2_e5m2_f16(__m128i x) {                 /* b << 8, NaNs quieted */
+    __m128i h = _mm_slli_epi16(x, 8);
+    __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)), _mm_set1_epi16(0x7C00));
     return _mm_or_si128(h, _mm_and_si128(nan, _mm_set1_epi16(0x0200)));
+}
+/* 16 FP8 bytes (E5M2 when e5, else E4M3) to 16 f16 (out 0), bf16 (out 1) or f32 (out 2). */
+SL__INLINE void sl__sse2_f8(unsigned char *d, const unsigned char *s, int nt, int e5, int out) {
+    __m128i v = sl__ld128(s), z = _mm_setzero_si128(), h[2];
+    int k;
+    h[0] = _mm_unpacklo_epi8(v, z);
+    h[1] = _mm_unpackhi_epi8(v, z);
+    for (k = 0; k < 2; k++) {
+        if (out == 0) h[k] = e5 ? sl__sse2_e5m2_f16(h[k]) : sl__sse2_e4m3_16(h[k], 0);
+        else h[k] = e5 ? sl__sse2_e5m2_bf16(h[k]) : sl__sse2_e4m3_16(h[k], 1);
+        if (out < 2) {
+            sl__st128(d + 16 * k, h[k], nt);
+        } else {
+            sl__st128(d + 32 * k, _mm_unpacklo_epi16(z, h[k]), nt);
+            sl__st128(d + 32 * k + 16, _mm_unpackhi_epi16(z, h[k]), nt);
+        }
+    }
 }
 SL__INLINE __m128i sl__sse2_lo32(__m128i v) { return _mm_unpacklo_epi16(v, _mm_setzero_si128()); }
 SL__INLINE __m128i sl__sse2_hi32(__m128i v) { return _mm_unpackhi_epi16(v, _mm_setzero_si128()); }
-SL__INLINE __m128i sl__sse2_b32(__m128i b4) {                     /* 4 bytes -> 4 lanes */
-    return sl__sse2_lo32(_mm_unpacklo_epi8(b4, _mm_setzero_si128()));
-}
 
 SL__INLINE void sl__b_f32_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(sl__ld128(s)),
@@ -1058,31 +1121,8 @@ SL__INLINE void sl__b_bf16_f16_sse2(unsigned char *d, const unsigned char *s, in
     sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(_mm_unpacklo_epi16(z, v)),
                                   sl__sse2_f32_f16(_mm_unpackhi_epi16(z, v))), nt);
 }
-SL__INLINE void sl__b_e4m3_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st128(d, sl__sse2_e4m3(sl__sse2_b32(sl__ld32x(s))), nt);
-}
-SL__INLINE void sl__b_e4m3_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i b = _mm_unpacklo_epi8(sl__ld64x(s), _mm_setzero_si128());
-    sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(sl__sse2_e4m3(sl__sse2_lo32(b))),
-                                  sl__sse2_f32_f16(sl__sse2_e4m3(sl__sse2_hi32(b)))), nt);
-}
-SL__INLINE void sl__b_e4m3_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i b = _mm_unpacklo_epi8(sl__ld64x(s), _mm_setzero_si128());
-    sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(sl__sse2_e4m3(sl__sse2_lo32(b))),
-                                  sl__sse2_bf16hi(sl__sse2_e4m3(sl__sse2_hi32(b)))), nt);
-}
-SL__INLINE void sl__b_e5m2_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st128(d, sl__sse2_f16_f32(sl__sse2_lo32(_mm_unpacklo_epi8(_mm_setzero_si128(),
-                                                                  sl__ld32x(s)))), nt);
-}
-SL__INLINE void sl__b_e5m2_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st128(d, sl__sse2_e5m2_f16(sl__ld64x(s)), nt);
-}
-SL__INLINE void sl__b_e5m2_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), sl__ld64x(s));
-    sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(sl__sse2_f16_f32(sl__sse2_lo32(h))),
-                                  sl__sse2_bf16hi(sl__sse2_f16_f32(sl__sse2_hi32(h)))), nt);
-}
+#  define SL__SSE2_TGT
+SL__F8_BLOCKS(sse2, SL__SSE2_TGT, sl__sse2_f8)
 SL__INLINE void sl__b_f64_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)(s + 16)));
@@ -1100,19 +1140,13 @@ SL__INLINE void sl__b_copy_sse2(unsigned char *d, const unsigned char *s, int nt
     sl__st128(d + 48, sl__ld128(s + 48), nt);
 }
 
-#  define SL__SSE2_TGT
 SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__SSE2_TGT, 2, 4, 8, 16, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__SSE2_TGT, 4, 2, 4, 16, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__SSE2_TGT, 2, 4, 8, 16, sl__b_f32_bf16_sse2, SL__ENV_NONE)
 SL__GEN_BOTH(sl__k_bf16_f32_sse2, SL__SSE2_TGT, 4, 2, 8, 16, sl__b_bf16_f32_sse2, SL__ENV_NONE)
 SL__GEN_BOTH(sl__k_f16_bf16_sse2, SL__SSE2_TGT, 2, 2, 8, 16, sl__b_f16_bf16_sse2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_bf16_f16_sse2, SL__SSE2_TGT, 2, 2, 8, 16, sl__b_bf16_f16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_f32_sse2, SL__SSE2_TGT, 4, 1, 4, 16, sl__b_e4m3_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_f16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e4m3_f16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_bf16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e4m3_bf16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e5m2_f32_sse2, SL__SSE2_TGT, 4, 1, 4, 16, sl__b_e5m2_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e5m2_f16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e5m2_f16_sse2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_bf16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e5m2_bf16_sse2, SL__ENV_MXCSR)
+SL__F8_KERNELS(sse2, SL__SSE2_TGT, 16, 16)
 SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__SSE2_TGT, 4, 8, 4, 16, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__SSE2_TGT, 8, 4, 4, 16, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
 static void sl__k_copy_sse2_run(unsigned char *d, const unsigned char *s, size_t n) {
@@ -1157,23 +1191,64 @@ SL__INLINE SL__AVX2_TGT __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
     return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(a, 16),
                                                         _mm256_srli_epi32(b, 16)), 0xD8);
 }
-/* E4M3 bytes (zero-extended lanes) -> f32 bits; subnormals from an 8-entry table. */
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e4m3(__m256i x) {
-    const __m256i tab = _mm256_setr_epi32(0, 0x3B000000, 0x3B800000, 0x3BC00000, 0x3C000000,
-                                          0x3C200000, 0x3C400000, 0x3C600000);
-    __m256i m = _mm256_and_si256(x, SL__X8(0x7F));
-    __m256i s = _mm256_slli_epi32(_mm256_and_si256(x, SL__X8(0x80)), 24);
-    __m256i nrm = _mm256_add_epi32(_mm256_slli_epi32(m, 20), SL__X8(120u << 23));
-    __m256i r = _mm256_blendv_epi8(nrm, _mm256_permutevar8x32_epi32(tab, m),
-                                   _mm256_cmpgt_epi32(SL__X8(8), m));
-    r = _mm256_blendv_epi8(r, SL__X8(0x7FC00000), _mm256_cmpeq_epi32(m, SL__X8(0x7F)));
+/* FP8 in 16-bit lanes, as sl__sse2_e4m3_16 and friends, but the subnormal codes (m < 8 resp.
+   m < 4; 0 maps to 0) come from byte tables through pshufb: lo/hi bytes of the result. */
+#  define SL__H16(x) _mm256_set1_epi16((short)(x))
+#  define SL__TAB8(a, b, c, d, e, f, g, h) \
+    _mm256_broadcastsi128_si256(_mm_setr_epi8(a, b, c, d, e, f, g, h, 0, 0, 0, 0, 0, 0, 0, 0))
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_lut16(__m256i m, __m256i lo, __m256i hi) {
+    return _mm256_or_si256(_mm256_shuffle_epi8(lo, m), _mm256_slli_epi16(_mm256_shuffle_epi8(hi, m), 8));
+}
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e4m3_16(__m256i x, int bf) {
+    __m256i m = _mm256_and_si256(x, SL__H16(0x7F));
+    __m256i s = _mm256_slli_epi16(_mm256_and_si256(x, SL__H16(0x80)), 8);
+    __m256i r, sub;
+    if (bf) {
+        r = _mm256_add_epi16(_mm256_slli_epi16(m, 4), SL__H16(120 << 7));
+        sub = sl__avx2_lut16(m, SL__TAB8(0, 0, (char)0x80, (char)0xC0, 0, 0x20, 0x40, 0x60),
+                             SL__TAB8(0, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C));
+    } else {
+        r = _mm256_add_epi16(_mm256_slli_epi16(m, 7), SL__H16(8 << 10));
+        sub = _mm256_slli_epi16(_mm256_shuffle_epi8(SL__TAB8(0, 0x18, 0x1C, 0x1E, 0x20, 0x21, 0x22,
+                                                             0x23), m), 8);
+    }
+    r = _mm256_blendv_epi8(r, sub, _mm256_cmpgt_epi16(SL__H16(8), m));
+    r = _mm256_blendv_epi8(r, SL__H16(bf ? 0x7FC0 : 0x7E00), _mm256_cmpeq_epi16(m, SL__H16(0x7F)));
     return _mm256_or_si256(r, s);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e5m2_f16(__m128i b16) {  /* 16 bytes -> 16 f16 */
-    __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(b16), 8);
-    __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
-                                     _mm256_set1_epi16(0x7C00));
-    return _mm256_or_si256(h, _mm256_and_si256(nan, _mm256_set1_epi16(0x0200)));
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e5m2_bf16(__m256i x) {
+    __m256i m = _mm256_and_si256(x, SL__H16(0x7F));
+    __m256i s = _mm256_slli_epi16(_mm256_and_si256(x, SL__H16(0x80)), 8);
+    __m256i m5 = _mm256_slli_epi16(m, 5);
+    __m256i inf = _mm256_or_si256(_mm256_add_epi16(m5, SL__H16(224 << 7)),
+                                  _mm256_and_si256(_mm256_cmpgt_epi16(m, SL__H16(0x7C)), SL__H16(0x40)));
+    __m256i sub = sl__avx2_lut16(m, SL__TAB8(0, (char)0x80, 0, 0x40, 0, 0, 0, 0),
+                                 SL__TAB8(0, 0x37, 0x38, 0x38, 0, 0, 0, 0));
+    __m256i r = _mm256_blendv_epi8(_mm256_add_epi16(m5, SL__H16(112 << 7)), sub,
+                                   _mm256_cmpgt_epi16(SL__H16(4), m));
+    r = _mm256_blendv_epi8(r, inf, _mm256_cmpgt_epi16(m, SL__H16(0x7B)));
+    return _mm256_or_si256(r, s);
+}
+SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e5m2_f16(__m256i x) {
+    __m256i h = _mm256_slli_epi16(x, 8);
+    __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, SL__H16(0x7FFF)), SL__H16(0x7C00));
+    return _mm256_or_si256(h, _mm256_and_si256(nan, SL__H16(0x0200)));
+}
+SL__INLINE SL__AVX2_TGT void sl__avx2_f8(unsigned char *d, const unsigned char *s, int nt, int e5,
+                                         int out) {
+    __m256i h = _mm256_cvtepu8_epi16(sl__ld128(s));
+    if (out == 0) {
+        sl__st256(d, e5 ? sl__avx2_e5m2_f16(h) : sl__avx2_e4m3_16(h, 0), nt);
+        return;
+    }
+    h = e5 ? sl__avx2_e5m2_bf16(h) : sl__avx2_e4m3_16(h, 1);
+    if (out == 1) {
+        sl__st256(d, h, nt);
+        return;
+    }
+    sl__st256(d, _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(h)), 16), nt);
+    sl__st256(d + 32, _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1)), 16),
+              nt);
 }
 
 SL__INLINE SL__AVX2_TGT void sl__b_f32_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
@@ -1199,31 +1274,7 @@ SL__INLINE SL__AVX2_TGT void sl__b_bf16_f16_avx2(unsigned char *d, const unsigne
     __m256i hi = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s + 16)), 16);
     sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_e4m3_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st256(d, sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s))), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e4m3_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    __m256i lo = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s)));
-    __m256i hi = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s + 8)));
-    sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e4m3_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    __m256i lo = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s)));
-    __m256i hi = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s + 8)));
-    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(lo), sl__avx2_bf16hi(hi)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e5m2_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st256(d, sl__avx2_f16_f32(_mm_slli_epi16(_mm_cvtepu8_epi16(sl__ld64x(s)), 8)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e5m2_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st256(d, sl__avx2_e5m2_f16(sl__ld128(s)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e5m2_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(sl__ld128(s)), 8);
-    __m256i lo = sl__avx2_f16_f32(_mm256_castsi256_si128(h));
-    __m256i hi = sl__avx2_f16_f32(_mm256_extracti128_si256(h, 1));
-    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(lo), sl__avx2_bf16hi(hi)), nt);
-}
+SL__F8_BLOCKS(avx2, SL__AVX2_TGT, sl__avx2_f8)
 SL__INLINE SL__AVX2_TGT void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)(s + 32)));
@@ -1245,12 +1296,7 @@ SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__AVX2_TGT, 2, 4, 16, 32, sl__b_f32_bf16_avx
 SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__AVX2_TGT, 4, 2, 8, 32, sl__b_bf16_f32_avx2, SL__ENV_NONE)
 SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__AVX2_TGT, 2, 2, 16, 32, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__AVX2_TGT, 2, 2, 16, 32, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_f32_avx2, SL__AVX2_TGT, 4, 1, 8, 32, sl__b_e4m3_f32_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e4m3_f16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e4m3_f16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_bf16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e4m3_bf16_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_f32_avx2, SL__AVX2_TGT, 4, 1, 8, 32, sl__b_e5m2_f32_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e5m2_f16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e5m2_f16_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_bf16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e5m2_bf16_avx2, SL__ENV_MXCSR)
+SL__F8_KERNELS(avx2, SL__AVX2_TGT, 16, 32)
 SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__AVX2_TGT, 4, 8, 8, 32, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__AVX2_TGT, 8, 4, 8, 32, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
 #  define sl__k_copy_avx2_run sl__k_copy_sse2_run
@@ -1301,26 +1347,60 @@ SL__INLINE SL__AVX512_TGT __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
 #  undef SL__PK
     return _mm512_permutex2var_epi16(a, idx, b);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e4m3(__m512i x) {
-    const __m512i tab = _mm512_setr_epi32(0, 0x3B000000, 0x3B800000, 0x3BC00000, 0x3C000000,
-                                          0x3C200000, 0x3C400000, 0x3C600000, 0, 0, 0, 0, 0, 0,
-                                          0, 0);
-    __m512i m = _mm512_and_si512(x, SL__X16(0x7F));
-    __m512i s = _mm512_slli_epi32(_mm512_and_si512(x, SL__X16(0x80)), 24);
-    __m512i r = _mm512_add_epi32(_mm512_slli_epi32(m, 20), SL__X16(120u << 23));
-    r = _mm512_mask_mov_epi32(r, _mm512_cmplt_epi32_mask(m, SL__X16(8)),
-                              _mm512_permutexvar_epi32(m, tab));
-    r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(m, SL__X16(0x7F)), SL__X16(0x7FC00000));
+/* FP8 in 16-bit lanes, as sl__sse2_e4m3_16 and friends, the subnormal codes from vpermw. */
+#  define SL__W16(x) _mm512_set1_epi16((short)(x))
+#  define SL__TAB16(a, b, c, d, e, f, g, h) \
+    _mm512_setr_epi32((int)((a) | (b) << 16), (int)((c) | (d) << 16), (int)((e) | (f) << 16), \
+                      (int)((g) | (h) << 16), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e4m3_16(__m512i x, int bf) {
+    __m512i m = _mm512_and_si512(x, SL__W16(0x7F));
+    __m512i s = _mm512_slli_epi16(_mm512_and_si512(x, SL__W16(0x80)), 8);
+    __m512i r, tab;
+    if (bf) {
+        r = _mm512_add_epi16(_mm512_slli_epi16(m, 4), SL__W16(120 << 7));
+        tab = SL__TAB16(0, 0x3B00, 0x3B80, 0x3BC0, 0x3C00, 0x3C20, 0x3C40, 0x3C60);
+    } else {
+        r = _mm512_add_epi16(_mm512_slli_epi16(m, 7), SL__W16(8 << 10));
+        tab = SL__TAB16(0, 0x1800, 0x1C00, 0x1E00, 0x2000, 0x2100, 0x2200, 0x2300);
+    }
+    r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m, SL__W16(8)), m, tab);
+    r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(m, SL__W16(0x7F)), SL__W16(bf ? 0x7FC0 : 0x7E00));
     return _mm512_or_si512(r, s);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e5m2_f16(__m256i b32) {  /* 32 bytes -> f16 */
-    __m512i h = _mm512_slli_epi16(_mm512_cvtepu8_epi16(b32), 8);
-    __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, _mm512_set1_epi16(0x7FFF)),
-                                            _mm512_set1_epi16(0x7C00));
-    return _mm512_mask_mov_epi16(h, nan, _mm512_or_si512(h, _mm512_set1_epi16(0x0200)));
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e5m2_bf16(__m512i x) {
+    __m512i m = _mm512_and_si512(x, SL__W16(0x7F));
+    __m512i s = _mm512_slli_epi16(_mm512_and_si512(x, SL__W16(0x80)), 8);
+    __m512i m5 = _mm512_slli_epi16(m, 5);
+    __m512i r = _mm512_add_epi16(m5, SL__W16(112 << 7));
+    r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m, SL__W16(4)), m,
+                                      SL__TAB16(0, 0x3780, 0x3800, 0x3840, 0, 0, 0, 0));
+    r = _mm512_mask_add_epi16(r, _mm512_cmpgt_epu16_mask(m, SL__W16(0x7B)), m5, SL__W16(224 << 7));
+    r = _mm512_or_si512(r, _mm512_maskz_mov_epi16(_mm512_cmpgt_epu16_mask(m, SL__W16(0x7C)),
+                                                  SL__W16(0x40)));
+    return _mm512_or_si512(r, s);
+}
+SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e5m2_f16(__m512i x) {
+    __m512i h = _mm512_slli_epi16(x, 8);
+    __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, SL__W16(0x7FFF)), SL__W16(0x7C00));
+    return _mm512_or_si512(h, _mm512_maskz_mov_epi16(nan, SL__W16(0x0200)));
 }
 SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16_f32(__m256i b) {
     return _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16);
+}
+SL__INLINE SL__AVX512_TGT void sl__avx512_f8(unsigned char *d, const unsigned char *s, int nt,
+                                             int e5, int out) {
+    __m512i h = _mm512_cvtepu8_epi16(sl__ld256(s));
+    if (out == 0) {
+        sl__st512(d, e5 ? sl__avx512_e5m2_f16(h) : sl__avx512_e4m3_16(h, 0), nt);
+        return;
+    }
+    h = e5 ? sl__avx512_e5m2_bf16(h) : sl__avx512_e4m3_16(h, 1);
+    if (out == 1) {
+        sl__st512(d, h, nt);
+        return;
+    }
+    sl__st512(d, sl__avx512_bf16_f32(_mm512_castsi512_si256(h)), nt);
+    sl__st512(d + 64, sl__avx512_bf16_f32(_mm512_extracti64x4_epi64(h, 1)), nt);
 }
 
 SL__INLINE SL__AVX512_TGT void sl__b_f32_f16_avx512(unsigned char *d, const unsigned char *s,
@@ -1353,38 +1433,7 @@ SL__INLINE SL__AVX512_TGT void sl__b_bf16_f16_avx512(unsigned char *d, const uns
                                  sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s + 32)))),
               nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_e4m3_f32_avx512(unsigned char *d, const unsigned char *s,
-                                                     int nt) {
-    sl__st512(d, sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s))), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e4m3_f16_avx512(unsigned char *d, const unsigned char *s,
-                                                     int nt) {
-    __m512i lo = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s)));
-    __m512i hi = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s + 16)));
-    sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(lo), sl__avx512_f32_f16(hi)), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e4m3_bf16_avx512(unsigned char *d, const unsigned char *s,
-                                                      int nt) {
-    __m512i lo = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s)));
-    __m512i hi = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s + 16)));
-    sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(lo), sl__avx512_bf16hi(hi)), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e5m2_f32_avx512(unsigned char *d, const unsigned char *s,
-                                                     int nt) {
-    sl__st512(d, sl__avx512_f16_f32(_mm256_slli_epi16(_mm256_cvtepu8_epi16(sl__ld128(s)), 8)),
-              nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e5m2_f16_avx512(unsigned char *d, const unsigned char *s,
-                                                     int nt) {
-    sl__st512(d, sl__avx512_e5m2_f16(sl__ld256(s)), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e5m2_bf16_avx512(unsigned char *d, const unsigned char *s,
-                                                      int nt) {
-    __m512i h = _mm512_slli_epi16(_mm512_cvtepu8_epi16(sl__ld256(s)), 8);
-    __m512i lo = sl__avx512_f16_f32(_mm512_castsi512_si256(h));
-    __m512i hi = sl__avx512_f16_f32(_mm512_extracti64x4_epi64(h, 1));
-    sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(lo), sl__avx512_bf16hi(hi)), nt);
-}
+SL__F8_BLOCKS(avx512, SL__AVX512_TGT, sl__avx512_f8)
 SL__INLINE SL__AVX512_TGT void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     __m256 a = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)s), SL__RNE);
@@ -1407,12 +1456,7 @@ SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__AVX512_TGT, 2, 4, 32, 64, sl__b_f32_bf16
 SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__AVX512_TGT, 4, 2, 16, 64, sl__b_bf16_f32_avx512, SL__ENV_NONE)
 SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__AVX512_TGT, 2, 2, 32, 64, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__AVX512_TGT, 2, 2, 32, 64, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_f32_avx512, SL__AVX512_TGT, 4, 1, 16, 64, sl__b_e4m3_f32_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e4m3_f16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e4m3_f16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_bf16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e4m3_bf16_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_f32_avx512, SL__AVX512_TGT, 4, 1, 16, 64, sl__b_e5m2_f32_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e5m2_f16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e5m2_f16_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_bf16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e5m2_bf16_avx512, SL__ENV_MXCSR)
+SL__F8_KERNELS(avx512, SL__AVX512_TGT, 32, 64)
 SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__AVX512_TGT, 4, 8, 16, 64, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__AVX512_TGT, 8, 4, 16, 64, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
 #  define sl__k_copy_avx512_run sl__k_copy_sse2_run
@@ -1495,20 +1539,67 @@ SL__INLINE uint32x4_t sl__neon_bf16hi(uint32x4_t x) {
 SL__INLINE uint16x8_t sl__neon_pack_hi(uint32x4_t a, uint32x4_t b) {
     return vcombine_u16(vshrn_n_u32(sl__neon_bf16hi(a), 16), vshrn_n_u32(sl__neon_bf16hi(b), 16));
 }
-/* E4M3 (zero-extended lanes) -> f32 bits; subnormals (float)m * 2^-9, exact under FPCR = 0. */
-SL__INLINE uint32x4_t sl__neon_e4m3(uint32x4_t x) {
-    uint32x4_t m = vandq_u32(x, vdupq_n_u32(0x7F));
-    uint32x4_t s = vshlq_n_u32(vandq_u32(x, vdupq_n_u32(0x80)), 24);
-    uint32x4_t nrm = vaddq_u32(vshlq_n_u32(m, 20), vdupq_n_u32(120u << 23));
-    uint32x4_t sub = vreinterpretq_u32_f32(vmulq_n_f32(vcvtq_f32_u32(m), 0.001953125f));
-    uint32x4_t r = vbslq_u32(vcltq_u32(m, vdupq_n_u32(8)), sub, nrm);
-    r = vbslq_u32(vceqq_u32(m, vdupq_n_u32(0x7F)), vdupq_n_u32(0x7FC00000), r);
-    return vorrq_u32(r, s);
+/* FP8 in 16-bit lanes: the same integer formulas as sl__sse2_e4m3_16 and friends. */
+SL__INLINE uint16x8_t sl__neon_e4m3_16(uint16x8_t x, int bf) {
+    uint16x8_t m = vandq_u16(x, vdupq_n_u16(0x7F));
+    uint16x8_t s = vshlq_n_u16(vandq_u16(x, vdupq_n_u16(0x80)), 8);
+    uint16x8_t c2 = vcgtq_u16(m, vdupq_n_u16(1)), c4 = vcgtq_u16(m, vdupq_n_u16(3));
+    uint16x8_t nrm, mul, sub, one, r;
+    if (bf) {
+        nrm = vaddq_u16(vshlq_n_u16(m, 4), vdupq_n_u16(120 << 7));
+        mul = vsubq_u16(vsubq_u16(vdupq_n_u16(128), vandq_u16(c2, vdupq_n_u16(64))),
+                        vandq_u16(c4, vdupq_n_u16(32)));
+        sub = vaddq_u16(vmulq_u16(m, mul), vdupq_n_u16(117 << 7));
+        one = vdupq_n_u16(1 << 7);
+    } else {
+        nrm = vaddq_u16(vshlq_n_u16(m, 7), vdupq_n_u16(8 << 10));
+        mul = vsubq_u16(vsubq_u16(vdupq_n_u16(1024), vandq_u16(c2, vdupq_n_u16(512))),
+                        vandq_u16(c4, vdupq_n_u16(256)));
+        sub = vaddq_u16(vmulq_u16(m, mul), vdupq_n_u16(5 << 10));
+        one = vdupq_n_u16(1 << 10);
+    }
+    sub = vaddq_u16(sub, vaddq_u16(vandq_u16(c2, one), vandq_u16(c4, one)));
+    r = vbslq_u16(vcltq_u16(m, vdupq_n_u16(8)), sub, nrm);
+    r = vandq_u16(vtstq_u16(m, m), r);
+    r = vbslq_u16(vceqq_u16(m, vdupq_n_u16(0x7F)), vdupq_n_u16(bf ? 0x7FC0 : 0x7E00), r);
+    return vorrq_u16(r, s);
 }
-SL__INLINE uint16x8_t sl__neon_e5m2_f16(uint8x8_t b) {
-    uint16x8_t h = vshll_n_u8(b, 8);
+SL__INLINE uint16x8_t sl__neon_e5m2_bf16(uint16x8_t x) {
+    uint16x8_t m = vandq_u16(x, vdupq_n_u16(0x7F));
+    uint16x8_t s = vshlq_n_u16(vandq_u16(x, vdupq_n_u16(0x80)), 8);
+    uint16x8_t c2 = vcgtq_u16(m, vdupq_n_u16(1));
+    uint16x8_t nrm = vaddq_u16(vshlq_n_u16(m, 5), vdupq_n_u16(112 << 7));
+    uint16x8_t sub = vaddq_u16(vmulq_u16(m, vsubq_u16(vdupq_n_u16(128), vandq_u16(c2, vdupq_n_u16(64)))),
+                               vaddq_u16(vdupq_n_u16(110 << 7), vandq_u16(c2, vdupq_n_u16(1 << 7))));
+    uint16x8_t inf = vorrq_u16(vaddq_u16(vshlq_n_u16(m, 5), vdupq_n_u16(224 << 7)),
+                               vandq_u16(vcgtq_u16(m, vdupq_n_u16(0x7C)), vdupq_n_u16(0x40)));
+    uint16x8_t r = vbslq_u16(vcltq_u16(m, vdupq_n_u16(4)), sub, nrm);
+    r = vandq_u16(vtstq_u16(m, m), r);
+    r = vbslq_u16(vcgtq_u16(m, vdupq_n_u16(0x7B)), inf, r);
+    return vorrq_u16(r, s);
+}
+SL__INLINE uint16x8_t sl__neon_e5m2_f16(uint16x8_t x) {
+    uint16x8_t h = vshlq_n_u16(x, 8);
     uint16x8_t nan = vcgtq_u16(vandq_u16(h, vdupq_n_u16(0x7FFF)), vdupq_n_u16(0x7C00));
     return vorrq_u16(h, vandq_u16(nan, vdupq_n_u16(0x0200)));
+}
+SL__INLINE void sl__neon_f8(unsigned char *d, const unsigned char *s, int nt, int e5, int out) {
+    uint8x16_t v = vld1q_u8(s);
+    uint16x8_t h[2];
+    int k;
+    (void)nt;
+    h[0] = vmovl_u8(vget_low_u8(v));
+    h[1] = vmovl_u8(vget_high_u8(v));
+    for (k = 0; k < 2; k++) {
+        if (out == 0) h[k] = e5 ? sl__neon_e5m2_f16(h[k]) : sl__neon_e4m3_16(h[k], 0);
+        else h[k] = e5 ? sl__neon_e5m2_bf16(h[k]) : sl__neon_e4m3_16(h[k], 1);
+        if (out < 2) {
+            sl__nst16(d + 16 * k, h[k]);
+        } else {
+            sl__nst32(d + 32 * k, vshll_n_u16(vget_low_u16(h[k]), 16));
+            sl__nst32(d + 32 * k + 16, vshll_n_u16(vget_high_u16(h[k]), 16));
+        }
+    }
 }
 
 SL__INLINE void sl__b_f32_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
@@ -1543,46 +1634,7 @@ SL__INLINE void sl__b_bf16_f16_neon(unsigned char *d, const unsigned char *s, in
     sl__nst16(d, sl__neon_f32x2_f16(vshll_n_u16(vget_low_u16(b), 16),
                                     vshll_n_u16(vget_high_u16(b), 16)));
 }
-SL__INLINE void sl__neon_e4m3x8(const unsigned char *s, uint32x4_t *lo, uint32x4_t *hi) {
-    uint16x8_t w = vmovl_u8(vld1_u8(s));
-    *lo = sl__neon_e4m3(vmovl_u16(vget_low_u16(w)));
-    *hi = sl__neon_e4m3(vmovl_u16(vget_high_u16(w)));
-}
-SL__INLINE void sl__b_e4m3_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint32x4_t lo, hi;
-    (void)nt;
-    sl__neon_e4m3x8(s, &lo, &hi);
-    sl__nst32(d, lo);
-    sl__nst32(d + 16, hi);
-}
-SL__INLINE void sl__b_e4m3_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint32x4_t lo, hi;
-    (void)nt;
-    sl__neon_e4m3x8(s, &lo, &hi);
-    sl__nst16(d, sl__neon_f32x2_f16(lo, hi));
-}
-SL__INLINE void sl__b_e4m3_bf16_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint32x4_t lo, hi;
-    (void)nt;
-    sl__neon_e4m3x8(s, &lo, &hi);
-    sl__nst16(d, sl__neon_pack_hi(lo, hi));
-}
-SL__INLINE void sl__b_e5m2_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint16x8_t h = vshll_n_u8(vld1_u8(s), 8);
-    (void)nt;
-    sl__nst32(d, sl__neon_f16_f32(vget_low_u16(h)));
-    sl__nst32(d + 16, sl__neon_f16_f32(vget_high_u16(h)));
-}
-SL__INLINE void sl__b_e5m2_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
-    (void)nt;
-    sl__nst16(d, sl__neon_e5m2_f16(vld1_u8(s)));
-}
-SL__INLINE void sl__b_e5m2_bf16_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint16x8_t h = vshll_n_u8(vld1_u8(s), 8);
-    (void)nt;
-    sl__nst16(d, sl__neon_pack_hi(sl__neon_f16_f32(vget_low_u16(h)),
-                                  sl__neon_f16_f32(vget_high_u16(h))));
-}
+SL__F8_BLOCKS(neon, SL__NEON_TGT, sl__neon_f8)
 SL__INLINE void sl__b_f64_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
     float64x2_t a = vreinterpretq_f64_u8(vld1q_u8(s)), b = vreinterpretq_f64_u8(vld1q_u8(s + 16));
     (void)nt;
@@ -1601,12 +1653,12 @@ SL__GEN_LOOP(sl__k_f32_bf16_neon, SL__NEON_TGT, 2, 4, 8, sl__b_f32_bf16_neon, SL
 SL__GEN_LOOP(sl__k_bf16_f32_neon, SL__NEON_TGT, 4, 2, 8, sl__b_bf16_f32_neon, SL__ENV_NONE)
 SL__GEN_LOOP(sl__k_f16_bf16_neon, SL__NEON_TGT, 2, 2, 8, sl__b_f16_bf16_neon, SL__ENV_FPCR)
 SL__GEN_LOOP(sl__k_bf16_f16_neon, SL__NEON_TGT, 2, 2, 8, sl__b_bf16_f16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e4m3_f32_neon, SL__NEON_TGT, 4, 1, 8, sl__b_e4m3_f32_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e4m3_f16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e4m3_f16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e4m3_bf16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e4m3_bf16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e5m2_f32_neon, SL__NEON_TGT, 4, 1, 8, sl__b_e5m2_f32_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e5m2_f16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e5m2_f16_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_e5m2_bf16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e5m2_bf16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_e4m3_f16_neon, SL__NEON_TGT, 2, 1, 16, sl__b_e4m3_f16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e4m3_bf16_neon, SL__NEON_TGT, 2, 1, 16, sl__b_e4m3_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e4m3_f32_neon, SL__NEON_TGT, 4, 1, 16, sl__b_e4m3_f32_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_f16_neon, SL__NEON_TGT, 2, 1, 16, sl__b_e5m2_f16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_bf16_neon, SL__NEON_TGT, 2, 1, 16, sl__b_e5m2_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_f32_neon, SL__NEON_TGT, 4, 1, 16, sl__b_e5m2_f32_neon, SL__ENV_NONE)
 SL__GEN_LOOP(sl__k_f64_f32_neon, SL__NEON_TGT, 4, 8, 4, sl__b_f64_f32_neon, SL__ENV_FPCR)
 SL__GEN_LOOP(sl__k_f32_f64_neon, SL__NEON_TGT, 8, 4, 4, sl__b_f32_f64_neon, SL__ENV_FPCR)
 #endif /* SL__HAVE_NEON */
