@@ -980,38 +980,39 @@ SL__INLINE void sl__st128(unsigned char *p, __m128i v, int nt) {
 SL__INLINE __m128i sl__sse2_sel(__m128i m, __m128i a, __m128i b) {
     return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
 }
-/* f32 bits -> f16 bits in the low half of each lane. Subnormal results come from |x| + 0.5f
-   (0.5f has an ulp of 2^-24, the f16 subnormal step), exact with RNE and DAZ off. */
+/* f32 bits -> f16 bits in the low half of each lane, with one FP add that is exact RNE under
+   the default MXCSR (RNE, DAZ off): for |x| in [2^e, 2^(e+1)), C = 2^(e+13) (e clamped below at
+   -14, so C = 0.5 in the f16 subnormal range) has an ulp of 2^(e-10), the f16 ulp there, so
+   |x| + C rounds |x| to f16 precision and the bits of (|x| + C) - bits of C count the ulps k:
+   f16 bits = ((e + 14) << 10) + k, carries included. |x| >= 65520 (and NaN, which minps maps
+   to its second operand) is first clamped to 65520, which rounds to 0x7C00; NaNs then get
+   sign | 0x7E00 | payload. */
 SL__INLINE __m128i sl__sse2_f32_f16(__m128i x) {
     __m128i a = _mm_and_si128(x, SL__X4(0x7FFFFFFF));
     __m128i s = _mm_and_si128(_mm_srli_epi32(x, 16), SL__X4(0x8000));
-    __m128i lsb = _mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(1));
-    __m128i nrm = _mm_srli_epi32(_mm_add_epi32(_mm_sub_epi32(a, SL__X4(0x38000000 - 0xFFF)),
-                                               lsb), 13);
-    __m128i sub = _mm_sub_epi32(_mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a),
-                                                            _mm_set1_ps(0.5f))),
-                                SL__X4(0x3F000000));
-    __m128i nan = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(0x3FF)),
-                               SL__X4(0x7E00));
-    __m128i r = sl__sse2_sel(_mm_cmplt_epi32(a, SL__X4(0x38800000)), sub, nrm);
-    r = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x477FEFFF)), SL__X4(0x7C00), r);
-    r = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x7F800000)), nan, r);
-    return _mm_or_si128(r, s);
+    __m128 v = _mm_min_ps(_mm_castsi128_ps(a), _mm_set1_ps(65520.0f));
+    __m128i c = _mm_castps_si128(_mm_max_ps(_mm_and_ps(v, _mm_castsi128_ps(SL__X4(0x7F800000))),
+                                            _mm_castsi128_ps(SL__X4(0x38800000))));
+    __m128i sum, h, nan;
+    c = _mm_add_epi32(c, SL__X4(13u << 23));
+    sum = _mm_castps_si128(_mm_add_ps(v, _mm_castsi128_ps(c)));
+    h = _mm_add_epi32(_mm_sub_epi32(sum, c), _mm_sub_epi32(_mm_srli_epi32(c, 13), SL__X4(126u << 10)));
+    nan = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(0x3FF)), SL__X4(0x7E00));
+    h = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x7F800000)), nan, h);
+    return _mm_or_si128(h, s);
 }
-/* f16 bits (zero-extended lanes) -> f32 bits. Subnormals: (float)m * 2^-24, both exact. */
+/* f16 bits (zero-extended lanes) -> f32 bits: (em << 13) read as an f32 is the value times
+   2^-112 (an f32 subnormal for f16 subnormals), so one multiply by 2^112 is exact for every
+   finite input when DAZ is off; exponent 31 (Inf/NaN) then gets its all-ones exponent ORed in
+   and NaNs the quiet bit. */
 SL__INLINE __m128i sl__sse2_f16_f32(__m128i h) {
     __m128i em = _mm_and_si128(h, SL__X4(0x7FFF));
     __m128i s = _mm_slli_epi32(_mm_and_si128(h, SL__X4(0x8000)), 16);
-    __m128i nrm = _mm_add_epi32(_mm_slli_epi32(em, 13), SL__X4(112u << 23));
-    __m128i inf = _mm_add_epi32(_mm_slli_epi32(em, 13), SL__X4(224u << 23));
-    __m128i sub = _mm_castps_si128(_mm_mul_ps(_mm_cvtepi32_ps(em),
-                                              _mm_set1_ps(5.9604644775390625e-8f)));
-    __m128i r;
-    inf = _mm_or_si128(inf, _mm_and_si128(_mm_cmpgt_epi32(em, SL__X4(0x7C00)),
-                                          SL__X4(0x400000)));
-    r = sl__sse2_sel(_mm_cmplt_epi32(em, SL__X4(0x400)), sub, nrm);
-    r = sl__sse2_sel(_mm_cmpgt_epi32(em, SL__X4(0x7BFF)), inf, r);
-    return _mm_or_si128(r, s);
+    __m128i f = _mm_castps_si128(_mm_mul_ps(_mm_castsi128_ps(_mm_slli_epi32(em, 13)),
+                                            _mm_castsi128_ps(SL__X4(0x77800000))));  /* 2^112 */
+    f = _mm_or_si128(f, _mm_and_si128(_mm_cmpgt_epi32(em, SL__X4(0x7BFF)), SL__X4(0x7F800000)));
+    f = _mm_or_si128(f, _mm_and_si128(_mm_cmpgt_epi32(em, SL__X4(0x7C00)), SL__X4(0x400000)));
+    return _mm_or_si128(f, s);
 }
 /* f32 bits -> RNE'd bits whose high half is the bf16. */
 SL__INLINE __m128i sl__sse2_bf16hi(__m128i x) {
