@@ -776,7 +776,7 @@ SL__INLINE uint16_t sl__f32_to_f16(uint32_t x) {
     if (a >= 0x477FF000u) return (uint16_t)(s | 0x7C00u);          /* >= 65520: Inf */
     if (a >= 0x38800000u)                                          /* normal result */
         return (uint16_t)(s | ((a - 0x38000000u + 0xFFFu + ((a >> 13) & 1u)) >> 13));
-    if (a < 0x33000000u) return (uint16_t)s;                       /* <= 2^-25: +-0 */
+    if (a < 0x33000000u) return (uint16_t)s;                       /* < 2^-25: +-0 */
     {   /* subnormal result: m * 2^(e-150) in units of 2^-24, shift by 126-e in [14, 24] */
         uint32_t e = a >> 23, m = (a & 0x7FFFFFu) | 0x800000u, sh = 126u - e;
         uint32_t r = m >> sh, rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1u);
@@ -928,13 +928,14 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
 
 /* The six FP8 block functions of a path, from fn(d, s, nt, e5, out) (out: 0 f16, 1 bf16,
    2 f32), and their kernels (integer only, so no FP-environment guard). */
+#define SL__F8_BLOCK(name, path, TGT, fn, e5, out)                                              \
+    SL__INLINE TGT void sl__b_##name##_##path(unsigned char *d, const unsigned char *s, int nt) { \
+        fn(d, s, nt, e5, out);                                                                 \
+    }
 #define SL__F8_BLOCKS(path, TGT, fn)                                                            \
-    SL__INLINE TGT void sl__b_e4m3_f16_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 0, 0); } \
-    SL__INLINE TGT void sl__b_e4m3_bf16_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 0, 1); } \
-    SL__INLINE TGT void sl__b_e4m3_f32_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 0, 2); } \
-    SL__INLINE TGT void sl__b_e5m2_f16_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 1, 0); } \
-    SL__INLINE TGT void sl__b_e5m2_bf16_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 1, 1); } \
-    SL__INLINE TGT void sl__b_e5m2_f32_##path(unsigned char *d, const unsigned char *s, int nt) { fn(d, s, nt, 1, 2); }
+    SL__F8_BLOCK(e4m3_f16, path, TGT, fn, 0, 0) SL__F8_BLOCK(e4m3_bf16, path, TGT, fn, 0, 1)   \
+    SL__F8_BLOCK(e4m3_f32, path, TGT, fn, 0, 2) SL__F8_BLOCK(e5m2_f16, path, TGT, fn, 1, 0)    \
+    SL__F8_BLOCK(e5m2_bf16, path, TGT, fn, 1, 1) SL__F8_BLOCK(e5m2_f32, path, TGT, fn, 1, 2)
 #define SL__F8_KERNELS(path, TGT, N, VB)                                                        \
     SL__GEN_BOTH(sl__k_e4m3_f16_##path, TGT, 2, 1, N, VB, sl__b_e4m3_f16_##path, SL__ENV_NONE)  \
     SL__GEN_BOTH(sl__k_e4m3_bf16_##path, TGT, 2, 1, N, VB, sl__b_e4m3_bf16_##path, SL__ENV_NONE) \
@@ -942,6 +943,19 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
     SL__GEN_BOTH(sl__k_e5m2_f16_##path, TGT, 2, 1, N, VB, sl__b_e5m2_f16_##path, SL__ENV_NONE)  \
     SL__GEN_BOTH(sl__k_e5m2_bf16_##path, TGT, 2, 1, N, VB, sl__b_e5m2_bf16_##path, SL__ENV_NONE) \
     SL__GEN_BOTH(sl__k_e5m2_f32_##path, TGT, 4, 1, N, VB, sl__b_e5m2_f32_##path, SL__ENV_NONE)
+
+/* Non-temporal copies for a path: 64-byte blocks, memcpy for the unaligned head and the tail. */
+#define SL__COPY_NT(path, TGT, VB, BLK)                                                         \
+    static void sl__k_copy_##path##_run(unsigned char *d, const unsigned char *s, size_t n) {  \
+        memcpy(d, s, n);                                                                       \
+    }                                                                                          \
+    SL__GEN_NT(sl__k_copy_##path, TGT, 1, 1, 64, VB, BLK, SL__ENV_NONE)                        \
+    static void sl__k_copy16_##path##_nt(void *d, const void *s, size_t n) {                   \
+        sl__k_copy_##path##_nt(d, s, n * 2);                                                   \
+    }                                                                                          \
+    static void sl__k_copy32_##path##_nt(void *d, const void *s, size_t n) {                   \
+        sl__k_copy_##path##_nt(d, s, n * 4);                                                   \
+    }
 
 #define SL__ENV_NONE_ENTER (void)0
 #define SL__ENV_NONE_LEAVE (void)0
@@ -970,9 +984,6 @@ SL__INLINE __m128i sl__ld128(const unsigned char *p) {
 SL__INLINE __m128i sl__ld64x(const unsigned char *p) {
     return _mm_loadl_epi64((const __m128i *)(const void *)p);
 }
-SL__INLINE __m128i sl__ld32x(const unsigned char *p) {
-    return _mm_cvtsi32_si128((int)sl__ld32(p));
-}
 SL__INLINE void sl__st128(unsigned char *p, __m128i v, int nt) {
     if (nt) _mm_stream_si128((__m128i *)(void *)p, v);
     else _mm_storeu_si128((__m128i *)(void *)p, v);
@@ -996,7 +1007,8 @@ SL__INLINE __m128i sl__sse2_f32_f16(__m128i x) {
     __m128i sum, h, nan;
     c = _mm_add_epi32(c, SL__X4(13u << 23));
     sum = _mm_castps_si128(_mm_add_ps(v, _mm_castsi128_ps(c)));
-    h = _mm_add_epi32(_mm_sub_epi32(sum, c), _mm_sub_epi32(_mm_srli_epi32(c, 13), SL__X4(126u << 10)));
+    h = _mm_add_epi32(_mm_sub_epi32(sum, c),
+                      _mm_sub_epi32(_mm_srli_epi32(c, 13), SL__X4(126u << 10)));
     nan = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(0x3FF)), SL__X4(0x7E00));
     h = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x7F800000)), nan, h);
     return _mm_or_si128(h, s);
@@ -1039,34 +1051,38 @@ SL__INLINE __m128i sl__sse2_e4m3_16(__m128i x, int bf) {        /* bf: bf16, els
     __m128i nrm, mul, sub, one, r;
     if (bf) {
         nrm = _mm_add_epi16(_mm_slli_epi16(m, 4), _mm_set1_epi16(120 << 7));
-        mul = _mm_sub_epi16(_mm_sub_epi16(_mm_set1_epi16(128), _mm_and_si128(c2, _mm_set1_epi16(64))),
-                            _mm_and_si128(c4, _mm_set1_epi16(32)));
+        mul = _mm_sub_epi16(_mm_set1_epi16(128), _mm_and_si128(c2, _mm_set1_epi16(64)));
+        mul = _mm_sub_epi16(mul, _mm_and_si128(c4, _mm_set1_epi16(32)));
         sub = _mm_add_epi16(_mm_mullo_epi16(m, mul), _mm_set1_epi16(117 << 7));
         one = _mm_set1_epi16(1 << 7);
     } else {
         nrm = _mm_add_epi16(_mm_slli_epi16(m, 7), _mm_set1_epi16(8 << 10));
-        mul = _mm_sub_epi16(_mm_sub_epi16(_mm_set1_epi16(1024), _mm_and_si128(c2, _mm_set1_epi16(512))),
-                            _mm_and_si128(c4, _mm_set1_epi16(256)));
+        mul = _mm_sub_epi16(_mm_set1_epi16(1024), _mm_and_si128(c2, _mm_set1_epi16(512)));
+        mul = _mm_sub_epi16(mul, _mm_and_si128(c4, _mm_set1_epi16(256)));
         sub = _mm_add_epi16(_mm_mullo_epi16(m, mul), _mm_set1_epi16(5 << 10));
         one = _mm_set1_epi16(1 << 10);
     }
     sub = _mm_add_epi16(sub, _mm_add_epi16(_mm_and_si128(c2, one), _mm_and_si128(c4, one)));
     r = sl__sse2_sel(_mm_cmplt_epi16(m, _mm_set1_epi16(8)), sub, nrm);
     r = _mm_andnot_si128(_mm_cmpeq_epi16(m, _mm_setzero_si128()), r);
-    r = sl__sse2_sel(_mm_cmpeq_epi16(m, _mm_set1_epi16(0x7F)), _mm_set1_epi16(bf ? 0x7FC0 : 0x7E00), r);
+    r = sl__sse2_sel(_mm_cmpeq_epi16(m, _mm_set1_epi16(0x7F)),
+                     _mm_set1_epi16(bf ? 0x7FC0 : 0x7E00), r);
     return _mm_or_si128(r, s);
 }
 SL__INLINE __m128i sl__sse2_e5m2_bf16(__m128i x) {
     __m128i m = _mm_and_si128(x, _mm_set1_epi16(0x7F));
     __m128i s = _mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x80)), 8);
     __m128i c2 = _mm_cmpgt_epi16(m, _mm_set1_epi16(1));
-    __m128i nrm = _mm_add_epi16(_mm_slli_epi16(m, 5), _mm_set1_epi16(112 << 7));
-    __m128i sub = _mm_add_epi16(_mm_mullo_epi16(m, _mm_sub_epi16(_mm_set1_epi16(128),
-                                                                  _mm_and_si128(c2, _mm_set1_epi16(64)))),
-                                _mm_add_epi16(_mm_set1_epi16(110 << 7), _mm_and_si128(c2, _mm_set1_epi16(1 << 7))));
-    __m128i inf = _mm_or_si128(_mm_add_epi16(_mm_slli_epi16(m, 5), _mm_set1_epi16(224 << 7)),
-                               _mm_and_si128(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7C)), _mm_set1_epi16(0x40)));
-    __m128i r = sl__sse2_sel(_mm_cmplt_epi16(m, _mm_set1_epi16(4)), sub, nrm);
+    __m128i m5 = _mm_slli_epi16(m, 5);
+    __m128i mul = _mm_sub_epi16(_mm_set1_epi16(128), _mm_and_si128(c2, _mm_set1_epi16(64)));
+    __m128i sub = _mm_add_epi16(_mm_mullo_epi16(m, mul), _mm_set1_epi16(110 << 7));
+    __m128i inf = _mm_add_epi16(m5, _mm_set1_epi16(224 << 7));
+    __m128i r;
+    sub = _mm_add_epi16(sub, _mm_and_si128(c2, _mm_set1_epi16(1 << 7)));
+    inf = _mm_or_si128(inf, _mm_and_si128(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7C)),
+                                          _mm_set1_epi16(0x40)));
+    r = sl__sse2_sel(_mm_cmplt_epi16(m, _mm_set1_epi16(4)), sub,
+                     _mm_add_epi16(m5, _mm_set1_epi16(112 << 7)));
     r = _mm_andnot_si128(_mm_cmpeq_epi16(m, _mm_setzero_si128()), r);
     r = sl__sse2_sel(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7B)), inf, r);
     return _mm_or_si128(r, s);
@@ -1122,8 +1138,8 @@ SL__INLINE void sl__b_bf16_f16_sse2(unsigned char *d, const unsigned char *s, in
     sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(_mm_unpacklo_epi16(z, v)),
                                   sl__sse2_f32_f16(_mm_unpackhi_epi16(z, v))), nt);
 }
-#  define SL__SSE2_TGT
-SL__F8_BLOCKS(sse2, SL__SSE2_TGT, sl__sse2_f8)
+#  define SL__T128
+SL__F8_BLOCKS(sse2, SL__T128, sl__sse2_f8)
 SL__INLINE void sl__b_f64_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)(s + 16)));
@@ -1141,54 +1157,49 @@ SL__INLINE void sl__b_copy_sse2(unsigned char *d, const unsigned char *s, int nt
     sl__st128(d + 48, sl__ld128(s + 48), nt);
 }
 
-SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__SSE2_TGT, 2, 4, 8, 16, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__SSE2_TGT, 4, 2, 4, 16, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__SSE2_TGT, 2, 4, 8, 16, sl__b_f32_bf16_sse2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_sse2, SL__SSE2_TGT, 4, 2, 8, 16, sl__b_bf16_f32_sse2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_sse2, SL__SSE2_TGT, 2, 2, 8, 16, sl__b_f16_bf16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_sse2, SL__SSE2_TGT, 2, 2, 8, 16, sl__b_bf16_f16_sse2, SL__ENV_MXCSR)
-SL__F8_KERNELS(sse2, SL__SSE2_TGT, 16, 16)
-SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__SSE2_TGT, 4, 8, 4, 16, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__SSE2_TGT, 8, 4, 4, 16, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
-static void sl__k_copy_sse2_run(unsigned char *d, const unsigned char *s, size_t n) {
-    memcpy(d, s, n);
-}
-SL__GEN_NT(sl__k_copy_sse2, SL__SSE2_TGT, 1, 1, 64, 16, sl__b_copy_sse2, SL__ENV_NONE)
-static void sl__k_copy16_sse2_nt(void *d, const void *s, size_t n) { sl__k_copy_sse2_nt(d, s, n * 2); }
-static void sl__k_copy32_sse2_nt(void *d, const void *s, size_t n) { sl__k_copy_sse2_nt(d, s, n * 4); }
+SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__T128, 2, 4, 8, 16, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__T128, 4, 2, 4, 16, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__T128, 2, 4, 8, 16, sl__b_f32_bf16_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_sse2, SL__T128, 4, 2, 8, 16, sl__b_bf16_f32_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_sse2, SL__T128, 2, 2, 8, 16, sl__b_f16_bf16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_sse2, SL__T128, 2, 2, 8, 16, sl__b_bf16_f16_sse2, SL__ENV_MXCSR)
+SL__F8_KERNELS(sse2, SL__T128, 16, 16)
+SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__T128, 4, 8, 4, 16, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__T128, 8, 4, 4, 16, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
+SL__COPY_NT(sse2, SL__T128, 16, sl__b_copy_sse2)
 #endif /* SL__HAVE_SSE2 */
 
 #if defined(SL__HAVE_AVX)
 /* ---- 4d. AVX2 + F16C ---- */
-#  define SL__AVX2_TGT SL__TARGET("avx,avx2,f16c")
+#  define SL__T256 SL__TARGET("avx,avx2,f16c")
 
-SL__INLINE SL__AVX2_TGT __m256i sl__ld256(const unsigned char *p) {
+SL__INLINE SL__T256 __m256i sl__ld256(const unsigned char *p) {
     return _mm256_loadu_si256((const __m256i *)(const void *)p);
 }
-SL__INLINE SL__AVX2_TGT __m256 sl__ld256f(const unsigned char *p) {
+SL__INLINE SL__T256 __m256 sl__ld256f(const unsigned char *p) {
     return _mm256_loadu_ps((const float *)(const void *)p);
 }
-SL__INLINE SL__AVX2_TGT void sl__st256(unsigned char *p, __m256i v, int nt) {
+SL__INLINE SL__T256 void sl__st256(unsigned char *p, __m256i v, int nt) {
     if (nt) _mm256_stream_si256((__m256i *)(void *)p, v);
     else _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_join(__m128i lo, __m128i hi) {
+SL__INLINE SL__T256 __m256i sl__avx2_join(__m128i lo, __m128i hi) {
     return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
-SL__INLINE SL__AVX2_TGT __m128i sl__avx2_f32_f16(__m256i x) {
+SL__INLINE SL__T256 __m128i sl__avx2_f32_f16(__m256i x) {
     return _mm256_cvtps_ph(_mm256_castsi256_ps(x), SL__RNE);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_f16_f32(__m128i h) {
+SL__INLINE SL__T256 __m256i sl__avx2_f16_f32(__m128i h) {
     return _mm256_castps_si256(_mm256_cvtph_ps(h));
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_bf16hi(__m256i x) {
+SL__INLINE SL__T256 __m256i sl__avx2_bf16hi(__m256i x) {
     __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), SL__X8(1));
     __m256i r = _mm256_add_epi32(_mm256_add_epi32(x, SL__X8(0x7FFF)), lsb);
     __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, SL__X8(0x7FFFFFFF)),
                                      SL__X8(0x7F800000));
     return _mm256_blendv_epi8(r, _mm256_or_si256(x, SL__X8(0x400000)), nan);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
+SL__INLINE SL__T256 __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
     return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(a, 16),
                                                         _mm256_srli_epi32(b, 16)), 0xD8);
 }
@@ -1197,10 +1208,11 @@ SL__INLINE SL__AVX2_TGT __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
 #  define SL__H16(x) _mm256_set1_epi16((short)(x))
 #  define SL__TAB8(a, b, c, d, e, f, g, h) \
     _mm256_broadcastsi128_si256(_mm_setr_epi8(a, b, c, d, e, f, g, h, 0, 0, 0, 0, 0, 0, 0, 0))
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_lut16(__m256i m, __m256i lo, __m256i hi) {
-    return _mm256_or_si256(_mm256_shuffle_epi8(lo, m), _mm256_slli_epi16(_mm256_shuffle_epi8(hi, m), 8));
+SL__INLINE SL__T256 __m256i sl__avx2_lut16(__m256i m, __m256i lo, __m256i hi) {
+    return _mm256_or_si256(_mm256_shuffle_epi8(lo, m),
+                           _mm256_slli_epi16(_mm256_shuffle_epi8(hi, m), 8));
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e4m3_16(__m256i x, int bf) {
+SL__INLINE SL__T256 __m256i sl__avx2_e4m3_16(__m256i x, int bf) {
     __m256i m = _mm256_and_si256(x, SL__H16(0x7F));
     __m256i s = _mm256_slli_epi16(_mm256_and_si256(x, SL__H16(0x80)), 8);
     __m256i r, sub;
@@ -1217,12 +1229,12 @@ SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e4m3_16(__m256i x, int bf) {
     r = _mm256_blendv_epi8(r, SL__H16(bf ? 0x7FC0 : 0x7E00), _mm256_cmpeq_epi16(m, SL__H16(0x7F)));
     return _mm256_or_si256(r, s);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e5m2_bf16(__m256i x) {
+SL__INLINE SL__T256 __m256i sl__avx2_e5m2_bf16(__m256i x) {
     __m256i m = _mm256_and_si256(x, SL__H16(0x7F));
     __m256i s = _mm256_slli_epi16(_mm256_and_si256(x, SL__H16(0x80)), 8);
     __m256i m5 = _mm256_slli_epi16(m, 5);
-    __m256i inf = _mm256_or_si256(_mm256_add_epi16(m5, SL__H16(224 << 7)),
-                                  _mm256_and_si256(_mm256_cmpgt_epi16(m, SL__H16(0x7C)), SL__H16(0x40)));
+    __m256i nan = _mm256_and_si256(_mm256_cmpgt_epi16(m, SL__H16(0x7C)), SL__H16(0x40));
+    __m256i inf = _mm256_or_si256(_mm256_add_epi16(m5, SL__H16(224 << 7)), nan);
     __m256i sub = sl__avx2_lut16(m, SL__TAB8(0, (char)0x80, 0, 0x40, 0, 0, 0, 0),
                                  SL__TAB8(0, 0x37, 0x38, 0x38, 0, 0, 0, 0));
     __m256i r = _mm256_blendv_epi8(_mm256_add_epi16(m5, SL__H16(112 << 7)), sub,
@@ -1230,12 +1242,12 @@ SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e5m2_bf16(__m256i x) {
     r = _mm256_blendv_epi8(r, inf, _mm256_cmpgt_epi16(m, SL__H16(0x7B)));
     return _mm256_or_si256(r, s);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e5m2_f16(__m256i x) {
+SL__INLINE SL__T256 __m256i sl__avx2_e5m2_f16(__m256i x) {
     __m256i h = _mm256_slli_epi16(x, 8);
     __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, SL__H16(0x7FFF)), SL__H16(0x7C00));
     return _mm256_or_si256(h, _mm256_and_si256(nan, SL__H16(0x0200)));
 }
-SL__INLINE SL__AVX2_TGT void sl__avx2_f8(unsigned char *d, const unsigned char *s, int nt, int e5,
+SL__INLINE SL__T256 void sl__avx2_f8(unsigned char *d, const unsigned char *s, int nt, int e5,
                                          int out) {
     __m256i h = _mm256_cvtepu8_epi16(sl__ld128(s));
     if (out == 0) {
@@ -1252,58 +1264,55 @@ SL__INLINE SL__AVX2_TGT void sl__avx2_f8(unsigned char *d, const unsigned char *
               nt);
 }
 
-SL__INLINE SL__AVX2_TGT void sl__b_f32_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f32_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(sl__ld256(s)),
                                sl__avx2_f32_f16(sl__ld256(s + 32))), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_f16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_f16_f32(sl__ld128(s)), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_f32_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f32_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(sl__ld256(s)),
                                   sl__avx2_bf16hi(sl__ld256(s + 32))), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_bf16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_bf16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_f16_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f16_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(sl__avx2_f16_f32(sl__ld128(s))),
                                   sl__avx2_bf16hi(sl__avx2_f16_f32(sl__ld128(s + 16)))), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m256i lo = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16);
     __m256i hi = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s + 16)), 16);
     sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
 }
-SL__F8_BLOCKS(avx2, SL__AVX2_TGT, sl__avx2_f8)
-SL__INLINE SL__AVX2_TGT void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__F8_BLOCKS(avx2, SL__T256, sl__avx2_f8)
+SL__INLINE SL__T256 void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)(s + 32)));
     sl__st256(d, sl__avx2_join(_mm_castps_si128(a), _mm_castps_si128(b)), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_f32_f64_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f32_f64_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m256 v = sl__ld256f(s);
     sl__st256(d, _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_castps256_ps128(v))), nt);
     sl__st256(d + 32, _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_copy_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_copy_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__ld256(s), nt);
     sl__st256(d + 32, sl__ld256(s + 32), nt);
 }
 
-SL__GEN_BOTH(sl__k_f32_f16_avx2, SL__AVX2_TGT, 2, 4, 16, 32, sl__b_f32_f16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_avx2, SL__AVX2_TGT, 4, 2, 8, 32, sl__b_f16_f32_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__AVX2_TGT, 2, 4, 16, 32, sl__b_f32_bf16_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__AVX2_TGT, 4, 2, 8, 32, sl__b_bf16_f32_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__AVX2_TGT, 2, 2, 16, 32, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__AVX2_TGT, 2, 2, 16, 32, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
-SL__F8_KERNELS(avx2, SL__AVX2_TGT, 16, 32)
-SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__AVX2_TGT, 4, 8, 8, 32, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__AVX2_TGT, 8, 4, 8, 32, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
-#  define sl__k_copy_avx2_run sl__k_copy_sse2_run
-SL__GEN_NT(sl__k_copy_avx2, SL__AVX2_TGT, 1, 1, 64, 32, sl__b_copy_avx2, SL__ENV_NONE)
-static void sl__k_copy16_avx2_nt(void *d, const void *s, size_t n) { sl__k_copy_avx2_nt(d, s, n * 2); }
-static void sl__k_copy32_avx2_nt(void *d, const void *s, size_t n) { sl__k_copy_avx2_nt(d, s, n * 4); }
+SL__GEN_BOTH(sl__k_f32_f16_avx2, SL__T256, 2, 4, 16, 32, sl__b_f32_f16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_avx2, SL__T256, 4, 2, 8, 32, sl__b_f16_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__T256, 2, 4, 16, 32, sl__b_f32_bf16_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__T256, 4, 2, 8, 32, sl__b_bf16_f32_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__T256, 2, 2, 16, 32, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__T256, 2, 2, 16, 32, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
+SL__F8_KERNELS(avx2, SL__T256, 16, 32)
+SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__T256, 4, 8, 8, 32, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__T256, 8, 4, 8, 32, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
+SL__COPY_NT(avx2, SL__T256, 32, sl__b_copy_avx2)
 
 /* ---- 4e. AVX-512 F + BW ---- */
 /* g++ 12 warns (-Wmaybe-uninitialized, -Wuninitialized) inside many AVX-512 intrinsics, whose
@@ -1313,25 +1322,25 @@ static void sl__k_copy32_avx2_nt(void *d, const void *s, size_t n) { sl__k_copy_
 #    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #    pragma GCC diagnostic ignored "-Wuninitialized"
 #  endif
-#  define SL__AVX512_TGT SL__TARGET("avx,avx2,f16c,avx512f,avx512bw")
+#  define SL__T512 SL__TARGET("avx,avx2,f16c,avx512f,avx512bw")
 
-SL__INLINE SL__AVX512_TGT __m512i sl__ld512(const unsigned char *p) {
+SL__INLINE SL__T512 __m512i sl__ld512(const unsigned char *p) {
     return _mm512_loadu_si512((const void *)p);
 }
-SL__INLINE SL__AVX512_TGT void sl__st512(unsigned char *p, __m512i v, int nt) {
+SL__INLINE SL__T512 void sl__st512(unsigned char *p, __m512i v, int nt) {
     if (nt) _mm512_stream_si512((__m512i *)(void *)p, v);
     else _mm512_storeu_si512((void *)p, v);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_join(__m256i lo, __m256i hi) {
+SL__INLINE SL__T512 __m512i sl__avx512_join(__m256i lo, __m256i hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
-SL__INLINE SL__AVX512_TGT __m256i sl__avx512_f32_f16(__m512i x) {
+SL__INLINE SL__T512 __m256i sl__avx512_f32_f16(__m512i x) {
     return _mm512_cvtps_ph(_mm512_castsi512_ps(x), SL__RNE);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_f16_f32(__m256i h) {
+SL__INLINE SL__T512 __m512i sl__avx512_f16_f32(__m256i h) {
     return _mm512_castps_si512(_mm512_cvtph_ps(h));
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16hi(__m512i x) {
+SL__INLINE SL__T512 __m512i sl__avx512_bf16hi(__m512i x) {
     __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), SL__X16(1));
     __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, SL__X16(0x7FFF)), lsb);
     __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, SL__X16(0x7FFFFFFF)),
@@ -1339,7 +1348,7 @@ SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16hi(__m512i x) {
     return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(x, SL__X16(0x400000)));
 }
 /* The high 16-bit halves of a's and b's 32-bit lanes, in order (one vpermt2w). */
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
+SL__INLINE SL__T512 __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
 #  define SL__PK(k) (int)((4u * (k) + 1u) | ((4u * (k) + 3u) << 16))
     const __m512i idx = _mm512_setr_epi32(SL__PK(0), SL__PK(1), SL__PK(2), SL__PK(3), SL__PK(4),
                                           SL__PK(5), SL__PK(6), SL__PK(7), SL__PK(8), SL__PK(9),
@@ -1353,7 +1362,7 @@ SL__INLINE SL__AVX512_TGT __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
 #  define SL__TAB16(a, b, c, d, e, f, g, h) \
     _mm512_setr_epi32((int)((a) | (b) << 16), (int)((c) | (d) << 16), (int)((e) | (f) << 16), \
                       (int)((g) | (h) << 16), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e4m3_16(__m512i x, int bf) {
+SL__INLINE SL__T512 __m512i sl__avx512_e4m3_16(__m512i x, int bf) {
     __m512i m = _mm512_and_si512(x, SL__W16(0x7F));
     __m512i s = _mm512_slli_epi16(_mm512_and_si512(x, SL__W16(0x80)), 8);
     __m512i r, tab;
@@ -1365,10 +1374,11 @@ SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e4m3_16(__m512i x, int bf) {
         tab = SL__TAB16(0, 0x1800, 0x1C00, 0x1E00, 0x2000, 0x2100, 0x2200, 0x2300);
     }
     r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m, SL__W16(8)), m, tab);
-    r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(m, SL__W16(0x7F)), SL__W16(bf ? 0x7FC0 : 0x7E00));
+    r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(m, SL__W16(0x7F)),
+                              SL__W16(bf ? 0x7FC0 : 0x7E00));
     return _mm512_or_si512(r, s);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e5m2_bf16(__m512i x) {
+SL__INLINE SL__T512 __m512i sl__avx512_e5m2_bf16(__m512i x) {
     __m512i m = _mm512_and_si512(x, SL__W16(0x7F));
     __m512i s = _mm512_slli_epi16(_mm512_and_si512(x, SL__W16(0x80)), 8);
     __m512i m5 = _mm512_slli_epi16(m, 5);
@@ -1380,15 +1390,15 @@ SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e5m2_bf16(__m512i x) {
                                                   SL__W16(0x40)));
     return _mm512_or_si512(r, s);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e5m2_f16(__m512i x) {
+SL__INLINE SL__T512 __m512i sl__avx512_e5m2_f16(__m512i x) {
     __m512i h = _mm512_slli_epi16(x, 8);
     __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, SL__W16(0x7FFF)), SL__W16(0x7C00));
     return _mm512_or_si512(h, _mm512_maskz_mov_epi16(nan, SL__W16(0x0200)));
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16_f32(__m256i b) {
+SL__INLINE SL__T512 __m512i sl__avx512_bf16_f32(__m256i b) {
     return _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16);
 }
-SL__INLINE SL__AVX512_TGT void sl__avx512_f8(unsigned char *d, const unsigned char *s, int nt,
+SL__INLINE SL__T512 void sl__avx512_f8(unsigned char *d, const unsigned char *s, int nt,
                                              int e5, int out) {
     __m512i h = _mm512_cvtepu8_epi16(sl__ld256(s));
     if (out == 0) {
@@ -1404,82 +1414,79 @@ SL__INLINE SL__AVX512_TGT void sl__avx512_f8(unsigned char *d, const unsigned ch
     sl__st512(d + 64, sl__avx512_bf16_f32(_mm512_extracti64x4_epi64(h, 1)), nt);
 }
 
-SL__INLINE SL__AVX512_TGT void sl__b_f32_f16_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f32_f16_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(sl__ld512(s)),
                                  sl__avx512_f32_f16(sl__ld512(s + 64))), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_f16_f32_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f16_f32_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     sl__st512(d, sl__avx512_f16_f32(sl__ld256(s)), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_f32_bf16_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f32_bf16_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
     sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(sl__ld512(s)),
                                     sl__avx512_bf16hi(sl__ld512(s + 64))), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_bf16_f32_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_bf16_f32_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
     sl__st512(d, sl__avx512_bf16_f32(sl__ld256(s)), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_f16_bf16_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f16_bf16_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
     sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(sl__avx512_f16_f32(sl__ld256(s))),
                                     sl__avx512_bf16hi(sl__avx512_f16_f32(sl__ld256(s + 32)))),
               nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_bf16_f16_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_bf16_f16_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
     sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s))),
                                  sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s + 32)))),
               nt);
 }
-SL__F8_BLOCKS(avx512, SL__AVX512_TGT, sl__avx512_f8)
-SL__INLINE SL__AVX512_TGT void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
+SL__F8_BLOCKS(avx512, SL__T512, sl__avx512_f8)
+SL__INLINE SL__T512 void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     __m256 a = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)s), SL__RNE);
     __m256 b = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)(s + 64)), SL__RNE);
     sl__st512(d, sl__avx512_join(_mm256_castps_si256(a), _mm256_castps_si256(b)), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_f32_f64_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f32_f64_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     sl__st512(d, _mm512_castpd_si512(_mm512_cvtps_pd(sl__ld256f(s))), nt);
     sl__st512(d + 64, _mm512_castpd_si512(_mm512_cvtps_pd(sl__ld256f(s + 32))), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_copy_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_copy_avx512(unsigned char *d, const unsigned char *s,
                                                  int nt) {
     sl__st512(d, sl__ld512(s), nt);
 }
 
-SL__GEN_BOTH(sl__k_f32_f16_avx512, SL__AVX512_TGT, 2, 4, 32, 64, sl__b_f32_f16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_avx512, SL__AVX512_TGT, 4, 2, 16, 64, sl__b_f16_f32_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__AVX512_TGT, 2, 4, 32, 64, sl__b_f32_bf16_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__AVX512_TGT, 4, 2, 16, 64, sl__b_bf16_f32_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__AVX512_TGT, 2, 2, 32, 64, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__AVX512_TGT, 2, 2, 32, 64, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
-SL__F8_KERNELS(avx512, SL__AVX512_TGT, 32, 64)
-SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__AVX512_TGT, 4, 8, 16, 64, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__AVX512_TGT, 8, 4, 16, 64, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
-#  define sl__k_copy_avx512_run sl__k_copy_sse2_run
-SL__GEN_NT(sl__k_copy_avx512, SL__AVX512_TGT, 1, 1, 64, 64, sl__b_copy_avx512, SL__ENV_NONE)
-static void sl__k_copy16_avx512_nt(void *d, const void *s, size_t n) { sl__k_copy_avx512_nt(d, s, n * 2); }
-static void sl__k_copy32_avx512_nt(void *d, const void *s, size_t n) { sl__k_copy_avx512_nt(d, s, n * 4); }
+SL__GEN_BOTH(sl__k_f32_f16_avx512, SL__T512, 2, 4, 32, 64, sl__b_f32_f16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_avx512, SL__T512, 4, 2, 16, 64, sl__b_f16_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__T512, 2, 4, 32, 64, sl__b_f32_bf16_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__T512, 4, 2, 16, 64, sl__b_bf16_f32_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__T512, 2, 2, 32, 64, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__T512, 2, 2, 32, 64, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
+SL__F8_KERNELS(avx512, SL__T512, 32, 64)
+SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__T512, 4, 8, 16, 64, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__T512, 8, 4, 16, 64, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
+SL__COPY_NT(avx512, SL__T512, 64, sl__b_copy_avx512)
 
 /* ---- 4f. AVX512_BF16: vcvtne2ps2bf16 treats fp32 subnormal inputs as zero, so each 32-element
    block that holds one (1 <= |bits| <= 0x7FFFFF) is redone with the integer AVX-512 block.
    f16 inputs are never fp32 subnormals, so f16->bf16 needs no check. Other directions use the
    AVX-512 kernels (this instruction adds nothing to them). ---- */
-#  define SL__BF16_TGT SL__TARGET("avx,avx2,f16c,avx512f,avx512bw,avx512bf16")
+#  define SL__TBF16 SL__TARGET("avx,avx2,f16c,avx512f,avx512bw,avx512bf16")
 #  if defined(_MSC_VER) && !defined(__clang__)
 #    define SL__BH_AS_SI512(v) (v)
 #  else
 #    define SL__BH_AS_SI512(v) ((__m512i)(v))
 #  endif
 
-SL__INLINE SL__BF16_TGT __m512i sl__bf16_cvt(__m512i a, __m512i b) {
+SL__INLINE SL__TBF16 __m512i sl__bf16_cvt(__m512i a, __m512i b) {
     return SL__BH_AS_SI512(_mm512_cvtne2ps_pbh(_mm512_castsi512_ps(b), _mm512_castsi512_ps(a)));
 }
-SL__INLINE SL__BF16_TGT void sl__b_f32_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__TBF16 void sl__b_f32_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
                                                        int nt) {
     __m512i a = sl__ld512(s), b = sl__ld512(s + 64), abs = SL__X16(0x7FFFFFFF);
     __m512i one = SL__X16(1), top = SL__X16(0x7FFFFF);
@@ -1488,14 +1495,14 @@ SL__INLINE SL__BF16_TGT void sl__b_f32_bf16_avx512bf16(unsigned char *d, const u
     if (SL__UNLIKELY((sa | sb) != 0)) sl__b_f32_bf16_avx512(d, s, nt);
     else sl__st512(d, sl__bf16_cvt(a, b), nt);
 }
-SL__INLINE SL__BF16_TGT void sl__b_f16_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__TBF16 void sl__b_f16_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
                                                        int nt) {
     sl__st512(d, sl__bf16_cvt(sl__avx512_f16_f32(sl__ld256(s)),
                               sl__avx512_f16_f32(sl__ld256(s + 32))), nt);
 }
-SL__GEN_BOTH(sl__k_f32_bf16_avx512bf16, SL__BF16_TGT, 2, 4, 32, 64, sl__b_f32_bf16_avx512bf16,
+SL__GEN_BOTH(sl__k_f32_bf16_avx512bf16, SL__TBF16, 2, 4, 32, 64, sl__b_f32_bf16_avx512bf16,
              SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx512bf16, SL__BF16_TGT, 2, 2, 32, 64, sl__b_f16_bf16_avx512bf16,
+SL__GEN_BOTH(sl__k_f16_bf16_avx512bf16, SL__TBF16, 2, 2, 32, 64, sl__b_f16_bf16_avx512bf16,
              SL__ENV_MXCSR)
 #  if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__)
 #    pragma GCC diagnostic pop
@@ -1513,13 +1520,19 @@ SL__INLINE uint64_t sl__fpcr_get(void) {
     __asm__ __volatile__("mrs %0, fpcr" : "=r"(v) : : "memory");
     return v;
 }
-SL__INLINE void sl__fpcr_set(uint64_t v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v) : "memory"); }
+SL__INLINE void sl__fpcr_set(uint64_t v) {
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(v) : "memory");
+}
 #  define SL__ENV_FPCR_ENTER uint64_t sl__fpcr = sl__fpcr_get(); if (sl__fpcr) sl__fpcr_set(0)
 #  define SL__ENV_FPCR_LEAVE if (sl__fpcr) sl__fpcr_set(sl__fpcr)
-#  define SL__NEON_TGT
+#  define SL__TNEON
 
-SL__INLINE uint32x4_t sl__nld32(const unsigned char *p) { return vreinterpretq_u32_u8(vld1q_u8(p)); }
-SL__INLINE uint16x8_t sl__nld16(const unsigned char *p) { return vreinterpretq_u16_u8(vld1q_u8(p)); }
+SL__INLINE uint32x4_t sl__nld32(const unsigned char *p) {
+    return vreinterpretq_u32_u8(vld1q_u8(p));
+}
+SL__INLINE uint16x8_t sl__nld16(const unsigned char *p) {
+    return vreinterpretq_u16_u8(vld1q_u8(p));
+}
 SL__INLINE void sl__nst32(unsigned char *p, uint32x4_t v) { vst1q_u8(p, vreinterpretq_u8_u32(v)); }
 SL__INLINE void sl__nst16(unsigned char *p, uint16x8_t v) { vst1q_u8(p, vreinterpretq_u8_u16(v)); }
 SL__INLINE uint16x4_t sl__neon_f32_f16(uint32x4_t x) {
@@ -1570,8 +1583,9 @@ SL__INLINE uint16x8_t sl__neon_e5m2_bf16(uint16x8_t x) {
     uint16x8_t s = vshlq_n_u16(vandq_u16(x, vdupq_n_u16(0x80)), 8);
     uint16x8_t c2 = vcgtq_u16(m, vdupq_n_u16(1));
     uint16x8_t nrm = vaddq_u16(vshlq_n_u16(m, 5), vdupq_n_u16(112 << 7));
-    uint16x8_t sub = vaddq_u16(vmulq_u16(m, vsubq_u16(vdupq_n_u16(128), vandq_u16(c2, vdupq_n_u16(64)))),
-                               vaddq_u16(vdupq_n_u16(110 << 7), vandq_u16(c2, vdupq_n_u16(1 << 7))));
+    uint16x8_t mul = vsubq_u16(vdupq_n_u16(128), vandq_u16(c2, vdupq_n_u16(64)));
+    uint16x8_t sub = vaddq_u16(vaddq_u16(vmulq_u16(m, mul), vdupq_n_u16(110 << 7)),
+                               vandq_u16(c2, vdupq_n_u16(1 << 7)));
     uint16x8_t inf = vorrq_u16(vaddq_u16(vshlq_n_u16(m, 5), vdupq_n_u16(224 << 7)),
                                vandq_u16(vcgtq_u16(m, vdupq_n_u16(0x7C)), vdupq_n_u16(0x40)));
     uint16x8_t r = vbslq_u16(vcltq_u16(m, vdupq_n_u16(4)), sub, nrm);
@@ -1635,7 +1649,7 @@ SL__INLINE void sl__b_bf16_f16_neon(unsigned char *d, const unsigned char *s, in
     sl__nst16(d, sl__neon_f32x2_f16(vshll_n_u16(vget_low_u16(b), 16),
                                     vshll_n_u16(vget_high_u16(b), 16)));
 }
-SL__F8_BLOCKS(neon, SL__NEON_TGT, sl__neon_f8)
+SL__F8_BLOCKS(neon, SL__TNEON, sl__neon_f8)
 SL__INLINE void sl__b_f64_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
     float64x2_t a = vreinterpretq_f64_u8(vld1q_u8(s)), b = vreinterpretq_f64_u8(vld1q_u8(s + 16));
     (void)nt;
@@ -1648,20 +1662,20 @@ SL__INLINE void sl__b_f32_f64_neon(unsigned char *d, const unsigned char *s, int
     vst1q_u8(d + 16, vreinterpretq_u8_f64(vcvt_high_f64_f32(v)));
 }
 
-SL__GEN_LOOP(sl__k_f32_f16_neon, SL__NEON_TGT, 2, 4, 8, sl__b_f32_f16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_f16_f32_neon, SL__NEON_TGT, 4, 2, 8, sl__b_f16_f32_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_f32_bf16_neon, SL__NEON_TGT, 2, 4, 8, sl__b_f32_bf16_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_bf16_f32_neon, SL__NEON_TGT, 4, 2, 8, sl__b_bf16_f32_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_f16_bf16_neon, SL__NEON_TGT, 2, 2, 8, sl__b_f16_bf16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_bf16_f16_neon, SL__NEON_TGT, 2, 2, 8, sl__b_bf16_f16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e4m3_f16_neon, SL__NEON_TGT, 2, 1, 16, sl__b_e4m3_f16_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_e4m3_bf16_neon, SL__NEON_TGT, 2, 1, 16, sl__b_e4m3_bf16_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_e4m3_f32_neon, SL__NEON_TGT, 4, 1, 16, sl__b_e4m3_f32_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_e5m2_f16_neon, SL__NEON_TGT, 2, 1, 16, sl__b_e5m2_f16_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_e5m2_bf16_neon, SL__NEON_TGT, 2, 1, 16, sl__b_e5m2_bf16_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_e5m2_f32_neon, SL__NEON_TGT, 4, 1, 16, sl__b_e5m2_f32_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_f64_f32_neon, SL__NEON_TGT, 4, 8, 4, sl__b_f64_f32_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_f32_f64_neon, SL__NEON_TGT, 8, 4, 4, sl__b_f32_f64_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f32_f16_neon, SL__TNEON, 2, 4, 8, sl__b_f32_f16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f16_f32_neon, SL__TNEON, 4, 2, 8, sl__b_f16_f32_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f32_bf16_neon, SL__TNEON, 2, 4, 8, sl__b_f32_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_bf16_f32_neon, SL__TNEON, 4, 2, 8, sl__b_bf16_f32_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_f16_bf16_neon, SL__TNEON, 2, 2, 8, sl__b_f16_bf16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_bf16_f16_neon, SL__TNEON, 2, 2, 8, sl__b_bf16_f16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_e4m3_f16_neon, SL__TNEON, 2, 1, 16, sl__b_e4m3_f16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e4m3_bf16_neon, SL__TNEON, 2, 1, 16, sl__b_e4m3_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e4m3_f32_neon, SL__TNEON, 4, 1, 16, sl__b_e4m3_f32_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_f16_neon, SL__TNEON, 2, 1, 16, sl__b_e5m2_f16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_bf16_neon, SL__TNEON, 2, 1, 16, sl__b_e5m2_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_f32_neon, SL__TNEON, 4, 1, 16, sl__b_e5m2_f32_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_f64_f32_neon, SL__TNEON, 4, 8, 4, sl__b_f64_f32_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f32_f64_neon, SL__TNEON, 8, 4, 4, sl__b_f32_f64_neon, SL__ENV_FPCR)
 #endif /* SL__HAVE_NEON */
 
 /* ---- 4h. dispatch ---- */
@@ -1726,7 +1740,8 @@ static size_t sl__cast_size(safeload_dtype t) {
    kernel (scalar and NEON have no NT variant). */
 #define SL__ROW(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p }
 #define SL__ROWNT(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p##_nt }
-#define SL__COPYROWS(p) { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
+#define SL__COPYROWS(p) \
+    { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
 
 static const sl__cast_fn sl__tab_scalar[SL__C_COUNT][2] = {
     { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 },
