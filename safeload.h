@@ -2921,7 +2921,7 @@ SL__INLINE uint16_t sl__f32_to_f16(uint32_t x) {
     if (a >= 0x477FF000u) return (uint16_t)(s | 0x7C00u);          /* >= 65520: Inf */
     if (a >= 0x38800000u)                                          /* normal result */
         return (uint16_t)(s | ((a - 0x38000000u + 0xFFFu + ((a >> 13) & 1u)) >> 13));
-    if (a < 0x33000000u) return (uint16_t)s;                       /* <= 2^-25: +-0 */
+    if (a < 0x33000000u) return (uint16_t)s;                       /* < 2^-25: +-0 */
     {   /* subnormal result: m * 2^(e-150) in units of 2^-24, shift by 126-e in [14, 24] */
         uint32_t e = a >> 23, m = (a & 0x7FFFFFu) | 0x800000u, sh = 126u - e;
         uint32_t r = m >> sh, rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1u);
@@ -3071,6 +3071,37 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
     SL__GEN_LOOP(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                             \
     SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)
 
+/* The six FP8 block functions of a path, from fn(d, s, nt, e5, out) (out: 0 f16, 1 bf16,
+   2 f32), and their kernels (integer only, so no FP-environment guard). */
+#define SL__F8_BLOCK(name, path, TGT, fn, e5, out)                                              \
+    SL__INLINE TGT void sl__b_##name##_##path(unsigned char *d, const unsigned char *s, int nt) { \
+        fn(d, s, nt, e5, out);                                                                 \
+    }
+#define SL__F8_BLOCKS(path, TGT, fn)                                                            \
+    SL__F8_BLOCK(e4m3_f16, path, TGT, fn, 0, 0) SL__F8_BLOCK(e4m3_bf16, path, TGT, fn, 0, 1)   \
+    SL__F8_BLOCK(e4m3_f32, path, TGT, fn, 0, 2) SL__F8_BLOCK(e5m2_f16, path, TGT, fn, 1, 0)    \
+    SL__F8_BLOCK(e5m2_bf16, path, TGT, fn, 1, 1) SL__F8_BLOCK(e5m2_f32, path, TGT, fn, 1, 2)
+#define SL__F8_KERNELS(path, TGT, N, VB)                                                        \
+    SL__GEN_BOTH(sl__k_e4m3_f16_##path, TGT, 2, 1, N, VB, sl__b_e4m3_f16_##path, SL__ENV_NONE)  \
+    SL__GEN_BOTH(sl__k_e4m3_bf16_##path, TGT, 2, 1, N, VB, sl__b_e4m3_bf16_##path, SL__ENV_NONE) \
+    SL__GEN_BOTH(sl__k_e4m3_f32_##path, TGT, 4, 1, N, VB, sl__b_e4m3_f32_##path, SL__ENV_NONE)  \
+    SL__GEN_BOTH(sl__k_e5m2_f16_##path, TGT, 2, 1, N, VB, sl__b_e5m2_f16_##path, SL__ENV_NONE)  \
+    SL__GEN_BOTH(sl__k_e5m2_bf16_##path, TGT, 2, 1, N, VB, sl__b_e5m2_bf16_##path, SL__ENV_NONE) \
+    SL__GEN_BOTH(sl__k_e5m2_f32_##path, TGT, 4, 1, N, VB, sl__b_e5m2_f32_##path, SL__ENV_NONE)
+
+/* Non-temporal copies for a path: 64-byte blocks, memcpy for the unaligned head and the tail. */
+#define SL__COPY_NT(path, TGT, VB, BLK)                                                         \
+    static void sl__k_copy_##path##_run(unsigned char *d, const unsigned char *s, size_t n) {  \
+        memcpy(d, s, n);                                                                       \
+    }                                                                                          \
+    SL__GEN_NT(sl__k_copy_##path, TGT, 1, 1, 64, VB, BLK, SL__ENV_NONE)                        \
+    static void sl__k_copy16_##path##_nt(void *d, const void *s, size_t n) {                   \
+        sl__k_copy_##path##_nt(d, s, n * 2);                                                   \
+    }                                                                                          \
+    static void sl__k_copy32_##path##_nt(void *d, const void *s, size_t n) {                   \
+        sl__k_copy_##path##_nt(d, s, n * 4);                                                   \
+    }
+
 #define SL__ENV_NONE_ENTER (void)0
 #define SL__ENV_NONE_LEAVE (void)0
 
@@ -3098,9 +3129,6 @@ SL__INLINE __m128i sl__ld128(const unsigned char *p) {
 SL__INLINE __m128i sl__ld64x(const unsigned char *p) {
     return _mm_loadl_epi64((const __m128i *)(const void *)p);
 }
-SL__INLINE __m128i sl__ld32x(const unsigned char *p) {
-    return _mm_cvtsi32_si128((int)sl__ld32(p));
-}
 SL__INLINE void sl__st128(unsigned char *p, __m128i v, int nt) {
     if (nt) _mm_stream_si128((__m128i *)(void *)p, v);
     else _mm_storeu_si128((__m128i *)(void *)p, v);
@@ -3108,38 +3136,40 @@ SL__INLINE void sl__st128(unsigned char *p, __m128i v, int nt) {
 SL__INLINE __m128i sl__sse2_sel(__m128i m, __m128i a, __m128i b) {
     return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
 }
-/* f32 bits -> f16 bits in the low half of each lane. Subnormal results come from |x| + 0.5f
-   (0.5f has an ulp of 2^-24, the f16 subnormal step), exact with RNE and DAZ off. */
+/* f32 bits -> f16 bits in the low half of each lane, with one FP add that is exact RNE under
+   the default MXCSR (RNE, DAZ off): for |x| in [2^e, 2^(e+1)), C = 2^(e+13) (e clamped below at
+   -14, so C = 0.5 in the f16 subnormal range) has an ulp of 2^(e-10), the f16 ulp there, so
+   |x| + C rounds |x| to f16 precision and the bits of (|x| + C) - bits of C count the ulps k:
+   f16 bits = ((e + 14) << 10) + k, carries included. |x| >= 65520 (and NaN, which minps maps
+   to its second operand) is first clamped to 65520, which rounds to 0x7C00; NaNs then get
+   sign | 0x7E00 | payload. */
 SL__INLINE __m128i sl__sse2_f32_f16(__m128i x) {
     __m128i a = _mm_and_si128(x, SL__X4(0x7FFFFFFF));
     __m128i s = _mm_and_si128(_mm_srli_epi32(x, 16), SL__X4(0x8000));
-    __m128i lsb = _mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(1));
-    __m128i nrm = _mm_srli_epi32(_mm_add_epi32(_mm_sub_epi32(a, SL__X4(0x38000000 - 0xFFF)),
-                                               lsb), 13);
-    __m128i sub = _mm_sub_epi32(_mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a),
-                                                            _mm_set1_ps(0.5f))),
-                                SL__X4(0x3F000000));
-    __m128i nan = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(0x3FF)),
-                               SL__X4(0x7E00));
-    __m128i r = sl__sse2_sel(_mm_cmplt_epi32(a, SL__X4(0x38800000)), sub, nrm);
-    r = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x477FEFFF)), SL__X4(0x7C00), r);
-    r = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x7F800000)), nan, r);
-    return _mm_or_si128(r, s);
+    __m128 v = _mm_min_ps(_mm_castsi128_ps(a), _mm_set1_ps(65520.0f));
+    __m128i c = _mm_castps_si128(_mm_max_ps(_mm_and_ps(v, _mm_castsi128_ps(SL__X4(0x7F800000))),
+                                            _mm_castsi128_ps(SL__X4(0x38800000))));
+    __m128i sum, h, nan;
+    c = _mm_add_epi32(c, SL__X4(13u << 23));
+    sum = _mm_castps_si128(_mm_add_ps(v, _mm_castsi128_ps(c)));
+    h = _mm_add_epi32(_mm_sub_epi32(sum, c),
+                      _mm_sub_epi32(_mm_srli_epi32(c, 13), SL__X4(126u << 10)));
+    nan = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(0x3FF)), SL__X4(0x7E00));
+    h = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x7F800000)), nan, h);
+    return _mm_or_si128(h, s);
 }
-/* f16 bits (zero-extended lanes) -> f32 bits. Subnormals: (float)m * 2^-24, both exact. */
+/* f16 bits (zero-extended lanes) -> f32 bits: (em << 13) read as an f32 is the value times
+   2^-112 (an f32 subnormal for f16 subnormals), so one multiply by 2^112 is exact for every
+   finite input when DAZ is off; exponent 31 (Inf/NaN) then gets its all-ones exponent ORed in
+   and NaNs the quiet bit. */
 SL__INLINE __m128i sl__sse2_f16_f32(__m128i h) {
     __m128i em = _mm_and_si128(h, SL__X4(0x7FFF));
     __m128i s = _mm_slli_epi32(_mm_and_si128(h, SL__X4(0x8000)), 16);
-    __m128i nrm = _mm_add_epi32(_mm_slli_epi32(em, 13), SL__X4(112u << 23));
-    __m128i inf = _mm_add_epi32(_mm_slli_epi32(em, 13), SL__X4(224u << 23));
-    __m128i sub = _mm_castps_si128(_mm_mul_ps(_mm_cvtepi32_ps(em),
-                                              _mm_set1_ps(5.9604644775390625e-8f)));
-    __m128i r;
-    inf = _mm_or_si128(inf, _mm_and_si128(_mm_cmpgt_epi32(em, SL__X4(0x7C00)),
-                                          SL__X4(0x400000)));
-    r = sl__sse2_sel(_mm_cmplt_epi32(em, SL__X4(0x400)), sub, nrm);
-    r = sl__sse2_sel(_mm_cmpgt_epi32(em, SL__X4(0x7BFF)), inf, r);
-    return _mm_or_si128(r, s);
+    __m128i f = _mm_castps_si128(_mm_mul_ps(_mm_castsi128_ps(_mm_slli_epi32(em, 13)),
+                                            _mm_castsi128_ps(SL__X4(0x77800000))));  /* 2^112 */
+    f = _mm_or_si128(f, _mm_and_si128(_mm_cmpgt_epi32(em, SL__X4(0x7BFF)), SL__X4(0x7F800000)));
+    f = _mm_or_si128(f, _mm_and_si128(_mm_cmpgt_epi32(em, SL__X4(0x7C00)), SL__X4(0x400000)));
+    return _mm_or_si128(f, s);
 }
 /* f32 bits -> RNE'd bits whose high half is the bf16. */
 SL__INLINE __m128i sl__sse2_bf16hi(__m128i x) {
@@ -3154,28 +3184,78 @@ SL__INLINE __m128i sl__sse2_pack_hi(__m128i a, __m128i b) {      /* high halves,
 SL__INLINE __m128i sl__sse2_pack_lo(__m128i a, __m128i b) {      /* low halves, in order */
     return sl__sse2_pack_hi(_mm_slli_epi32(a, 16), _mm_slli_epi32(b, 16));
 }
-/* E4M3 bytes (zero-extended lanes) -> f32 bits. Subnormals: (float)m * 2^-9, exact. */
-SL__INLINE __m128i sl__sse2_e4m3(__m128i x) {
-    __m128i m = _mm_and_si128(x, SL__X4(0x7F));
-    __m128i s = _mm_slli_epi32(_mm_and_si128(x, SL__X4(0x80)), 24);
-    __m128i nrm = _mm_add_epi32(_mm_slli_epi32(m, 20), SL__X4(120u << 23));
-    __m128i sub = _mm_castps_si128(_mm_mul_ps(_mm_cvtepi32_ps(m), _mm_set1_ps(0.001953125f)));
-    __m128i r = sl__sse2_sel(_mm_cmplt_epi32(m, SL__X4(8)), sub, nrm);
-    r = sl__sse2_sel(_mm_cmpeq_epi32(m, SL__X4(0x7F)), SL__X4(0x7FC00000), r);
+/* FP8 in 16-bit lanes (bytes zero-extended), integer only. Every E4M3/E5M2 value is exact in
+   f16 and bf16, and its f32 bits are its bf16 bits << 16, so f8 -> f32 goes through bf16.
+   A subnormal m * 2^-k (m = 1..7 resp. 1..3) is normalised by one multiply: with p the position
+   of m's top bit, m * 2^(M - p) (M = mantissa width) puts m's leading one into the exponent
+   field's lowest bit, so bits = ((bias - k + p - 1) << M) + m * 2^(M - p). */
+SL__INLINE __m128i sl__sse2_e4m3_16(__m128i x, int bf) {        /* bf: bf16, else f16 */
+    __m128i m = _mm_and_si128(x, _mm_set1_epi16(0x7F));
+    __m128i s = _mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x80)), 8);
+    __m128i c2 = _mm_cmpgt_epi16(m, _mm_set1_epi16(1)), c4 = _mm_cmpgt_epi16(m, _mm_set1_epi16(3));
+    __m128i nrm, mul, sub, one, r;
+    if (bf) {
+        nrm = _mm_add_epi16(_mm_slli_epi16(m, 4), _mm_set1_epi16(120 << 7));
+        mul = _mm_sub_epi16(_mm_set1_epi16(128), _mm_and_si128(c2, _mm_set1_epi16(64)));
+        mul = _mm_sub_epi16(mul, _mm_and_si128(c4, _mm_set1_epi16(32)));
+        sub = _mm_add_epi16(_mm_mullo_epi16(m, mul), _mm_set1_epi16(117 << 7));
+        one = _mm_set1_epi16(1 << 7);
+    } else {
+        nrm = _mm_add_epi16(_mm_slli_epi16(m, 7), _mm_set1_epi16(8 << 10));
+        mul = _mm_sub_epi16(_mm_set1_epi16(1024), _mm_and_si128(c2, _mm_set1_epi16(512)));
+        mul = _mm_sub_epi16(mul, _mm_and_si128(c4, _mm_set1_epi16(256)));
+        sub = _mm_add_epi16(_mm_mullo_epi16(m, mul), _mm_set1_epi16(5 << 10));
+        one = _mm_set1_epi16(1 << 10);
+    }
+    sub = _mm_add_epi16(sub, _mm_add_epi16(_mm_and_si128(c2, one), _mm_and_si128(c4, one)));
+    r = sl__sse2_sel(_mm_cmplt_epi16(m, _mm_set1_epi16(8)), sub, nrm);
+    r = _mm_andnot_si128(_mm_cmpeq_epi16(m, _mm_setzero_si128()), r);
+    r = sl__sse2_sel(_mm_cmpeq_epi16(m, _mm_set1_epi16(0x7F)),
+                     _mm_set1_epi16(bf ? 0x7FC0 : 0x7E00), r);
     return _mm_or_si128(r, s);
 }
-/* 8 E5M2 bytes -> 8 f16 (b << 8) in 16-bit lanes, NaNs quieted. */
-SL__INLINE __m128i sl__sse2_e5m2_f16(__m128i b8) {
-    __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), b8);
-    __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)),
-                                  _mm_set1_epi16(0x7C00));
+SL__INLINE __m128i sl__sse2_e5m2_bf16(__m128i x) {
+    __m128i m = _mm_and_si128(x, _mm_set1_epi16(0x7F));
+    __m128i s = _mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x80)), 8);
+    __m128i c2 = _mm_cmpgt_epi16(m, _mm_set1_epi16(1));
+    __m128i m5 = _mm_slli_epi16(m, 5);
+    __m128i mul = _mm_sub_epi16(_mm_set1_epi16(128), _mm_and_si128(c2, _mm_set1_epi16(64)));
+    __m128i sub = _mm_add_epi16(_mm_mullo_epi16(m, mul), _mm_set1_epi16(110 << 7));
+    __m128i inf = _mm_add_epi16(m5, _mm_set1_epi16(224 << 7));
+    __m128i r;
+    sub = _mm_add_epi16(sub, _mm_and_si128(c2, _mm_set1_epi16(1 << 7)));
+    inf = _mm_or_si128(inf, _mm_and_si128(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7C)),
+                                          _mm_set1_epi16(0x40)));
+    r = sl__sse2_sel(_mm_cmplt_epi16(m, _mm_set1_epi16(4)), sub,
+                     _mm_add_epi16(m5, _mm_set1_epi16(112 << 7)));
+    r = _mm_andnot_si128(_mm_cmpeq_epi16(m, _mm_setzero_si128()), r);
+    r = sl__sse2_sel(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7B)), inf, r);
+    return _mm_or_si128(r, s);
+}
+SL__INLINE __m128i sl__sse2_e5m2_f16(__m128i x) {                 /* b << 8, NaNs quieted */
+    __m128i h = _mm_slli_epi16(x, 8);
+    __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)), _mm_set1_epi16(0x7C00));
     return _mm_or_si128(h, _mm_and_si128(nan, _mm_set1_epi16(0x0200)));
+}
+/* 16 FP8 bytes (E5M2 when e5, else E4M3) to 16 f16 (out 0), bf16 (out 1) or f32 (out 2). */
+SL__INLINE void sl__sse2_f8(unsigned char *d, const unsigned char *s, int nt, int e5, int out) {
+    __m128i v = sl__ld128(s), z = _mm_setzero_si128(), h[2];
+    int k;
+    h[0] = _mm_unpacklo_epi8(v, z);
+    h[1] = _mm_unpackhi_epi8(v, z);
+    for (k = 0; k < 2; k++) {
+        if (out == 0) h[k] = e5 ? sl__sse2_e5m2_f16(h[k]) : sl__sse2_e4m3_16(h[k], 0);
+        else h[k] = e5 ? sl__sse2_e5m2_bf16(h[k]) : sl__sse2_e4m3_16(h[k], 1);
+        if (out < 2) {
+            sl__st128(d + 16 * k, h[k], nt);
+        } else {
+            sl__st128(d + 32 * k, _mm_unpacklo_epi16(z, h[k]), nt);
+            sl__st128(d + 32 * k + 16, _mm_unpackhi_epi16(z, h[k]), nt);
+        }
+    }
 }
 SL__INLINE __m128i sl__sse2_lo32(__m128i v) { return _mm_unpacklo_epi16(v, _mm_setzero_si128()); }
 SL__INLINE __m128i sl__sse2_hi32(__m128i v) { return _mm_unpackhi_epi16(v, _mm_setzero_si128()); }
-SL__INLINE __m128i sl__sse2_b32(__m128i b4) {                     /* 4 bytes -> 4 lanes */
-    return sl__sse2_lo32(_mm_unpacklo_epi8(b4, _mm_setzero_si128()));
-}
 
 SL__INLINE void sl__b_f32_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(sl__ld128(s)),
@@ -3203,31 +3283,8 @@ SL__INLINE void sl__b_bf16_f16_sse2(unsigned char *d, const unsigned char *s, in
     sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(_mm_unpacklo_epi16(z, v)),
                                   sl__sse2_f32_f16(_mm_unpackhi_epi16(z, v))), nt);
 }
-SL__INLINE void sl__b_e4m3_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st128(d, sl__sse2_e4m3(sl__sse2_b32(sl__ld32x(s))), nt);
-}
-SL__INLINE void sl__b_e4m3_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i b = _mm_unpacklo_epi8(sl__ld64x(s), _mm_setzero_si128());
-    sl__st128(d, sl__sse2_pack_lo(sl__sse2_f32_f16(sl__sse2_e4m3(sl__sse2_lo32(b))),
-                                  sl__sse2_f32_f16(sl__sse2_e4m3(sl__sse2_hi32(b)))), nt);
-}
-SL__INLINE void sl__b_e4m3_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i b = _mm_unpacklo_epi8(sl__ld64x(s), _mm_setzero_si128());
-    sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(sl__sse2_e4m3(sl__sse2_lo32(b))),
-                                  sl__sse2_bf16hi(sl__sse2_e4m3(sl__sse2_hi32(b)))), nt);
-}
-SL__INLINE void sl__b_e5m2_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st128(d, sl__sse2_f16_f32(sl__sse2_lo32(_mm_unpacklo_epi8(_mm_setzero_si128(),
-                                                                  sl__ld32x(s)))), nt);
-}
-SL__INLINE void sl__b_e5m2_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st128(d, sl__sse2_e5m2_f16(sl__ld64x(s)), nt);
-}
-SL__INLINE void sl__b_e5m2_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i h = _mm_unpacklo_epi8(_mm_setzero_si128(), sl__ld64x(s));
-    sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(sl__sse2_f16_f32(sl__sse2_lo32(h))),
-                                  sl__sse2_bf16hi(sl__sse2_f16_f32(sl__sse2_hi32(h)))), nt);
-}
+#  define SL__T128
+SL__F8_BLOCKS(sse2, SL__T128, sl__sse2_f8)
 SL__INLINE void sl__b_f64_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)(s + 16)));
@@ -3245,163 +3302,162 @@ SL__INLINE void sl__b_copy_sse2(unsigned char *d, const unsigned char *s, int nt
     sl__st128(d + 48, sl__ld128(s + 48), nt);
 }
 
-#  define SL__SSE2_TGT
-SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__SSE2_TGT, 2, 4, 8, 16, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__SSE2_TGT, 4, 2, 4, 16, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__SSE2_TGT, 2, 4, 8, 16, sl__b_f32_bf16_sse2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_sse2, SL__SSE2_TGT, 4, 2, 8, 16, sl__b_bf16_f32_sse2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_sse2, SL__SSE2_TGT, 2, 2, 8, 16, sl__b_f16_bf16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_sse2, SL__SSE2_TGT, 2, 2, 8, 16, sl__b_bf16_f16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_f32_sse2, SL__SSE2_TGT, 4, 1, 4, 16, sl__b_e4m3_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_f16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e4m3_f16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_bf16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e4m3_bf16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e5m2_f32_sse2, SL__SSE2_TGT, 4, 1, 4, 16, sl__b_e5m2_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e5m2_f16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e5m2_f16_sse2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_bf16_sse2, SL__SSE2_TGT, 2, 1, 8, 16, sl__b_e5m2_bf16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__SSE2_TGT, 4, 8, 4, 16, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__SSE2_TGT, 8, 4, 4, 16, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
-static void sl__k_copy_sse2_run(unsigned char *d, const unsigned char *s, size_t n) {
-    memcpy(d, s, n);
-}
-SL__GEN_NT(sl__k_copy_sse2, SL__SSE2_TGT, 1, 1, 64, 16, sl__b_copy_sse2, SL__ENV_NONE)
-static void sl__k_copy16_sse2_nt(void *d, const void *s, size_t n) { sl__k_copy_sse2_nt(d, s, n * 2); }
-static void sl__k_copy32_sse2_nt(void *d, const void *s, size_t n) { sl__k_copy_sse2_nt(d, s, n * 4); }
+SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__T128, 2, 4, 8, 16, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__T128, 4, 2, 4, 16, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__T128, 2, 4, 8, 16, sl__b_f32_bf16_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_sse2, SL__T128, 4, 2, 8, 16, sl__b_bf16_f32_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_sse2, SL__T128, 2, 2, 8, 16, sl__b_f16_bf16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_sse2, SL__T128, 2, 2, 8, 16, sl__b_bf16_f16_sse2, SL__ENV_MXCSR)
+SL__F8_KERNELS(sse2, SL__T128, 16, 16)
+SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__T128, 4, 8, 4, 16, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__T128, 8, 4, 4, 16, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
+SL__COPY_NT(sse2, SL__T128, 16, sl__b_copy_sse2)
 #endif /* SL__HAVE_SSE2 */
 
 #if defined(SL__HAVE_AVX)
 /* ---- 4d. AVX2 + F16C ---- */
-#  define SL__AVX2_TGT SL__TARGET("avx,avx2,f16c")
+#  define SL__T256 SL__TARGET("avx,avx2,f16c")
 
-SL__INLINE SL__AVX2_TGT __m256i sl__ld256(const unsigned char *p) {
+SL__INLINE SL__T256 __m256i sl__ld256(const unsigned char *p) {
     return _mm256_loadu_si256((const __m256i *)(const void *)p);
 }
-SL__INLINE SL__AVX2_TGT __m256 sl__ld256f(const unsigned char *p) {
+SL__INLINE SL__T256 __m256 sl__ld256f(const unsigned char *p) {
     return _mm256_loadu_ps((const float *)(const void *)p);
 }
-SL__INLINE SL__AVX2_TGT void sl__st256(unsigned char *p, __m256i v, int nt) {
+SL__INLINE SL__T256 void sl__st256(unsigned char *p, __m256i v, int nt) {
     if (nt) _mm256_stream_si256((__m256i *)(void *)p, v);
     else _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_join(__m128i lo, __m128i hi) {
+SL__INLINE SL__T256 __m256i sl__avx2_join(__m128i lo, __m128i hi) {
     return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
-SL__INLINE SL__AVX2_TGT __m128i sl__avx2_f32_f16(__m256i x) {
+SL__INLINE SL__T256 __m128i sl__avx2_f32_f16(__m256i x) {
     return _mm256_cvtps_ph(_mm256_castsi256_ps(x), SL__RNE);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_f16_f32(__m128i h) {
+SL__INLINE SL__T256 __m256i sl__avx2_f16_f32(__m128i h) {
     return _mm256_castps_si256(_mm256_cvtph_ps(h));
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_bf16hi(__m256i x) {
+SL__INLINE SL__T256 __m256i sl__avx2_bf16hi(__m256i x) {
     __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), SL__X8(1));
     __m256i r = _mm256_add_epi32(_mm256_add_epi32(x, SL__X8(0x7FFF)), lsb);
     __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, SL__X8(0x7FFFFFFF)),
                                      SL__X8(0x7F800000));
     return _mm256_blendv_epi8(r, _mm256_or_si256(x, SL__X8(0x400000)), nan);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
+SL__INLINE SL__T256 __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
     return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(a, 16),
                                                         _mm256_srli_epi32(b, 16)), 0xD8);
 }
-/* E4M3 bytes (zero-extended lanes) -> f32 bits; subnormals from an 8-entry table. */
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e4m3(__m256i x) {
-    const __m256i tab = _mm256_setr_epi32(0, 0x3B000000, 0x3B800000, 0x3BC00000, 0x3C000000,
-                                          0x3C200000, 0x3C400000, 0x3C600000);
-    __m256i m = _mm256_and_si256(x, SL__X8(0x7F));
-    __m256i s = _mm256_slli_epi32(_mm256_and_si256(x, SL__X8(0x80)), 24);
-    __m256i nrm = _mm256_add_epi32(_mm256_slli_epi32(m, 20), SL__X8(120u << 23));
-    __m256i r = _mm256_blendv_epi8(nrm, _mm256_permutevar8x32_epi32(tab, m),
-                                   _mm256_cmpgt_epi32(SL__X8(8), m));
-    r = _mm256_blendv_epi8(r, SL__X8(0x7FC00000), _mm256_cmpeq_epi32(m, SL__X8(0x7F)));
+/* FP8 in 16-bit lanes, as sl__sse2_e4m3_16 and friends, but the subnormal codes (m < 8 resp.
+   m < 4; 0 maps to 0) come from byte tables through pshufb: lo/hi bytes of the result. */
+#  define SL__H16(x) _mm256_set1_epi16((short)(x))
+#  define SL__TAB8(a, b, c, d, e, f, g, h) \
+    _mm256_broadcastsi128_si256(_mm_setr_epi8(a, b, c, d, e, f, g, h, 0, 0, 0, 0, 0, 0, 0, 0))
+SL__INLINE SL__T256 __m256i sl__avx2_lut16(__m256i m, __m256i lo, __m256i hi) {
+    return _mm256_or_si256(_mm256_shuffle_epi8(lo, m),
+                           _mm256_slli_epi16(_mm256_shuffle_epi8(hi, m), 8));
+}
+SL__INLINE SL__T256 __m256i sl__avx2_e4m3_16(__m256i x, int bf) {
+    __m256i m = _mm256_and_si256(x, SL__H16(0x7F));
+    __m256i s = _mm256_slli_epi16(_mm256_and_si256(x, SL__H16(0x80)), 8);
+    __m256i r, sub;
+    if (bf) {
+        r = _mm256_add_epi16(_mm256_slli_epi16(m, 4), SL__H16(120 << 7));
+        sub = sl__avx2_lut16(m, SL__TAB8(0, 0, (char)0x80, (char)0xC0, 0, 0x20, 0x40, 0x60),
+                             SL__TAB8(0, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C));
+    } else {
+        r = _mm256_add_epi16(_mm256_slli_epi16(m, 7), SL__H16(8 << 10));
+        sub = _mm256_slli_epi16(_mm256_shuffle_epi8(SL__TAB8(0, 0x18, 0x1C, 0x1E, 0x20, 0x21, 0x22,
+                                                             0x23), m), 8);
+    }
+    r = _mm256_blendv_epi8(r, sub, _mm256_cmpgt_epi16(SL__H16(8), m));
+    r = _mm256_blendv_epi8(r, SL__H16(bf ? 0x7FC0 : 0x7E00), _mm256_cmpeq_epi16(m, SL__H16(0x7F)));
     return _mm256_or_si256(r, s);
 }
-SL__INLINE SL__AVX2_TGT __m256i sl__avx2_e5m2_f16(__m128i b16) {  /* 16 bytes -> 16 f16 */
-    __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(b16), 8);
-    __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
-                                     _mm256_set1_epi16(0x7C00));
-    return _mm256_or_si256(h, _mm256_and_si256(nan, _mm256_set1_epi16(0x0200)));
+SL__INLINE SL__T256 __m256i sl__avx2_e5m2_bf16(__m256i x) {
+    __m256i m = _mm256_and_si256(x, SL__H16(0x7F));
+    __m256i s = _mm256_slli_epi16(_mm256_and_si256(x, SL__H16(0x80)), 8);
+    __m256i m5 = _mm256_slli_epi16(m, 5);
+    __m256i nan = _mm256_and_si256(_mm256_cmpgt_epi16(m, SL__H16(0x7C)), SL__H16(0x40));
+    __m256i inf = _mm256_or_si256(_mm256_add_epi16(m5, SL__H16(224 << 7)), nan);
+    __m256i sub = sl__avx2_lut16(m, SL__TAB8(0, (char)0x80, 0, 0x40, 0, 0, 0, 0),
+                                 SL__TAB8(0, 0x37, 0x38, 0x38, 0, 0, 0, 0));
+    __m256i r = _mm256_blendv_epi8(_mm256_add_epi16(m5, SL__H16(112 << 7)), sub,
+                                   _mm256_cmpgt_epi16(SL__H16(4), m));
+    r = _mm256_blendv_epi8(r, inf, _mm256_cmpgt_epi16(m, SL__H16(0x7B)));
+    return _mm256_or_si256(r, s);
+}
+SL__INLINE SL__T256 __m256i sl__avx2_e5m2_f16(__m256i x) {
+    __m256i h = _mm256_slli_epi16(x, 8);
+    __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, SL__H16(0x7FFF)), SL__H16(0x7C00));
+    return _mm256_or_si256(h, _mm256_and_si256(nan, SL__H16(0x0200)));
+}
+SL__INLINE SL__T256 void sl__avx2_f8(unsigned char *d, const unsigned char *s, int nt, int e5,
+                                         int out) {
+    __m256i h = _mm256_cvtepu8_epi16(sl__ld128(s));
+    if (out == 0) {
+        sl__st256(d, e5 ? sl__avx2_e5m2_f16(h) : sl__avx2_e4m3_16(h, 0), nt);
+        return;
+    }
+    h = e5 ? sl__avx2_e5m2_bf16(h) : sl__avx2_e4m3_16(h, 1);
+    if (out == 1) {
+        sl__st256(d, h, nt);
+        return;
+    }
+    sl__st256(d, _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(h)), 16), nt);
+    sl__st256(d + 32, _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1)), 16),
+              nt);
 }
 
-SL__INLINE SL__AVX2_TGT void sl__b_f32_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f32_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(sl__ld256(s)),
                                sl__avx2_f32_f16(sl__ld256(s + 32))), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_f16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_f16_f32(sl__ld128(s)), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_f32_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f32_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(sl__ld256(s)),
                                   sl__avx2_bf16hi(sl__ld256(s + 32))), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_bf16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_bf16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_f16_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f16_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(sl__avx2_f16_f32(sl__ld128(s))),
                                   sl__avx2_bf16hi(sl__avx2_f16_f32(sl__ld128(s + 16)))), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m256i lo = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16);
     __m256i hi = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s + 16)), 16);
     sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_e4m3_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st256(d, sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s))), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e4m3_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    __m256i lo = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s)));
-    __m256i hi = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s + 8)));
-    sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e4m3_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    __m256i lo = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s)));
-    __m256i hi = sl__avx2_e4m3(_mm256_cvtepu8_epi32(sl__ld64x(s + 8)));
-    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(lo), sl__avx2_bf16hi(hi)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e5m2_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st256(d, sl__avx2_f16_f32(_mm_slli_epi16(_mm_cvtepu8_epi16(sl__ld64x(s)), 8)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e5m2_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st256(d, sl__avx2_e5m2_f16(sl__ld128(s)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_e5m2_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(sl__ld128(s)), 8);
-    __m256i lo = sl__avx2_f16_f32(_mm256_castsi256_si128(h));
-    __m256i hi = sl__avx2_f16_f32(_mm256_extracti128_si256(h, 1));
-    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(lo), sl__avx2_bf16hi(hi)), nt);
-}
-SL__INLINE SL__AVX2_TGT void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__F8_BLOCKS(avx2, SL__T256, sl__avx2_f8)
+SL__INLINE SL__T256 void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)(s + 32)));
     sl__st256(d, sl__avx2_join(_mm_castps_si128(a), _mm_castps_si128(b)), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_f32_f64_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_f32_f64_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m256 v = sl__ld256f(s);
     sl__st256(d, _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_castps256_ps128(v))), nt);
     sl__st256(d + 32, _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))), nt);
 }
-SL__INLINE SL__AVX2_TGT void sl__b_copy_avx2(unsigned char *d, const unsigned char *s, int nt) {
+SL__INLINE SL__T256 void sl__b_copy_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__ld256(s), nt);
     sl__st256(d + 32, sl__ld256(s + 32), nt);
 }
 
-SL__GEN_BOTH(sl__k_f32_f16_avx2, SL__AVX2_TGT, 2, 4, 16, 32, sl__b_f32_f16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_avx2, SL__AVX2_TGT, 4, 2, 8, 32, sl__b_f16_f32_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__AVX2_TGT, 2, 4, 16, 32, sl__b_f32_bf16_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__AVX2_TGT, 4, 2, 8, 32, sl__b_bf16_f32_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__AVX2_TGT, 2, 2, 16, 32, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__AVX2_TGT, 2, 2, 16, 32, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_f32_avx2, SL__AVX2_TGT, 4, 1, 8, 32, sl__b_e4m3_f32_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e4m3_f16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e4m3_f16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_bf16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e4m3_bf16_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_f32_avx2, SL__AVX2_TGT, 4, 1, 8, 32, sl__b_e5m2_f32_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e5m2_f16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e5m2_f16_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_bf16_avx2, SL__AVX2_TGT, 2, 1, 16, 32, sl__b_e5m2_bf16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__AVX2_TGT, 4, 8, 8, 32, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__AVX2_TGT, 8, 4, 8, 32, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
-#  define sl__k_copy_avx2_run sl__k_copy_sse2_run
-SL__GEN_NT(sl__k_copy_avx2, SL__AVX2_TGT, 1, 1, 64, 32, sl__b_copy_avx2, SL__ENV_NONE)
-static void sl__k_copy16_avx2_nt(void *d, const void *s, size_t n) { sl__k_copy_avx2_nt(d, s, n * 2); }
-static void sl__k_copy32_avx2_nt(void *d, const void *s, size_t n) { sl__k_copy_avx2_nt(d, s, n * 4); }
+SL__GEN_BOTH(sl__k_f32_f16_avx2, SL__T256, 2, 4, 16, 32, sl__b_f32_f16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_avx2, SL__T256, 4, 2, 8, 32, sl__b_f16_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__T256, 2, 4, 16, 32, sl__b_f32_bf16_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__T256, 4, 2, 8, 32, sl__b_bf16_f32_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__T256, 2, 2, 16, 32, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__T256, 2, 2, 16, 32, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
+SL__F8_KERNELS(avx2, SL__T256, 16, 32)
+SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__T256, 4, 8, 8, 32, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__T256, 8, 4, 8, 32, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
+SL__COPY_NT(avx2, SL__T256, 32, sl__b_copy_avx2)
 
 /* ---- 4e. AVX-512 F + BW ---- */
 /* g++ 12 warns (-Wmaybe-uninitialized, -Wuninitialized) inside many AVX-512 intrinsics, whose
@@ -3411,25 +3467,25 @@ static void sl__k_copy32_avx2_nt(void *d, const void *s, size_t n) { sl__k_copy_
 #    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #    pragma GCC diagnostic ignored "-Wuninitialized"
 #  endif
-#  define SL__AVX512_TGT SL__TARGET("avx,avx2,f16c,avx512f,avx512bw")
+#  define SL__T512 SL__TARGET("avx,avx2,f16c,avx512f,avx512bw")
 
-SL__INLINE SL__AVX512_TGT __m512i sl__ld512(const unsigned char *p) {
+SL__INLINE SL__T512 __m512i sl__ld512(const unsigned char *p) {
     return _mm512_loadu_si512((const void *)p);
 }
-SL__INLINE SL__AVX512_TGT void sl__st512(unsigned char *p, __m512i v, int nt) {
+SL__INLINE SL__T512 void sl__st512(unsigned char *p, __m512i v, int nt) {
     if (nt) _mm512_stream_si512((__m512i *)(void *)p, v);
     else _mm512_storeu_si512((void *)p, v);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_join(__m256i lo, __m256i hi) {
+SL__INLINE SL__T512 __m512i sl__avx512_join(__m256i lo, __m256i hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
-SL__INLINE SL__AVX512_TGT __m256i sl__avx512_f32_f16(__m512i x) {
+SL__INLINE SL__T512 __m256i sl__avx512_f32_f16(__m512i x) {
     return _mm512_cvtps_ph(_mm512_castsi512_ps(x), SL__RNE);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_f16_f32(__m256i h) {
+SL__INLINE SL__T512 __m512i sl__avx512_f16_f32(__m256i h) {
     return _mm512_castps_si512(_mm512_cvtph_ps(h));
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16hi(__m512i x) {
+SL__INLINE SL__T512 __m512i sl__avx512_bf16hi(__m512i x) {
     __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), SL__X16(1));
     __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, SL__X16(0x7FFF)), lsb);
     __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, SL__X16(0x7FFFFFFF)),
@@ -3437,7 +3493,7 @@ SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16hi(__m512i x) {
     return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(x, SL__X16(0x400000)));
 }
 /* The high 16-bit halves of a's and b's 32-bit lanes, in order (one vpermt2w). */
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
+SL__INLINE SL__T512 __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
 #  define SL__PK(k) (int)((4u * (k) + 1u) | ((4u * (k) + 3u) << 16))
     const __m512i idx = _mm512_setr_epi32(SL__PK(0), SL__PK(1), SL__PK(2), SL__PK(3), SL__PK(4),
                                           SL__PK(5), SL__PK(6), SL__PK(7), SL__PK(8), SL__PK(9),
@@ -3446,140 +3502,136 @@ SL__INLINE SL__AVX512_TGT __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
 #  undef SL__PK
     return _mm512_permutex2var_epi16(a, idx, b);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e4m3(__m512i x) {
-    const __m512i tab = _mm512_setr_epi32(0, 0x3B000000, 0x3B800000, 0x3BC00000, 0x3C000000,
-                                          0x3C200000, 0x3C400000, 0x3C600000, 0, 0, 0, 0, 0, 0,
-                                          0, 0);
-    __m512i m = _mm512_and_si512(x, SL__X16(0x7F));
-    __m512i s = _mm512_slli_epi32(_mm512_and_si512(x, SL__X16(0x80)), 24);
-    __m512i r = _mm512_add_epi32(_mm512_slli_epi32(m, 20), SL__X16(120u << 23));
-    r = _mm512_mask_mov_epi32(r, _mm512_cmplt_epi32_mask(m, SL__X16(8)),
-                              _mm512_permutexvar_epi32(m, tab));
-    r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(m, SL__X16(0x7F)), SL__X16(0x7FC00000));
+/* FP8 in 16-bit lanes, as sl__sse2_e4m3_16 and friends, the subnormal codes from vpermw. */
+#  define SL__W16(x) _mm512_set1_epi16((short)(x))
+#  define SL__TAB16(a, b, c, d, e, f, g, h) \
+    _mm512_setr_epi32((int)((a) | (b) << 16), (int)((c) | (d) << 16), (int)((e) | (f) << 16), \
+                      (int)((g) | (h) << 16), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+SL__INLINE SL__T512 __m512i sl__avx512_e4m3_16(__m512i x, int bf) {
+    __m512i m = _mm512_and_si512(x, SL__W16(0x7F));
+    __m512i s = _mm512_slli_epi16(_mm512_and_si512(x, SL__W16(0x80)), 8);
+    __m512i r, tab;
+    if (bf) {
+        r = _mm512_add_epi16(_mm512_slli_epi16(m, 4), SL__W16(120 << 7));
+        tab = SL__TAB16(0, 0x3B00, 0x3B80, 0x3BC0, 0x3C00, 0x3C20, 0x3C40, 0x3C60);
+    } else {
+        r = _mm512_add_epi16(_mm512_slli_epi16(m, 7), SL__W16(8 << 10));
+        tab = SL__TAB16(0, 0x1800, 0x1C00, 0x1E00, 0x2000, 0x2100, 0x2200, 0x2300);
+    }
+    r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m, SL__W16(8)), m, tab);
+    r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(m, SL__W16(0x7F)),
+                              SL__W16(bf ? 0x7FC0 : 0x7E00));
     return _mm512_or_si512(r, s);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_e5m2_f16(__m256i b32) {  /* 32 bytes -> f16 */
-    __m512i h = _mm512_slli_epi16(_mm512_cvtepu8_epi16(b32), 8);
-    __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, _mm512_set1_epi16(0x7FFF)),
-                                            _mm512_set1_epi16(0x7C00));
-    return _mm512_mask_mov_epi16(h, nan, _mm512_or_si512(h, _mm512_set1_epi16(0x0200)));
+SL__INLINE SL__T512 __m512i sl__avx512_e5m2_bf16(__m512i x) {
+    __m512i m = _mm512_and_si512(x, SL__W16(0x7F));
+    __m512i s = _mm512_slli_epi16(_mm512_and_si512(x, SL__W16(0x80)), 8);
+    __m512i m5 = _mm512_slli_epi16(m, 5);
+    __m512i r = _mm512_add_epi16(m5, SL__W16(112 << 7));
+    r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m, SL__W16(4)), m,
+                                      SL__TAB16(0, 0x3780, 0x3800, 0x3840, 0, 0, 0, 0));
+    r = _mm512_mask_add_epi16(r, _mm512_cmpgt_epu16_mask(m, SL__W16(0x7B)), m5, SL__W16(224 << 7));
+    r = _mm512_or_si512(r, _mm512_maskz_mov_epi16(_mm512_cmpgt_epu16_mask(m, SL__W16(0x7C)),
+                                                  SL__W16(0x40)));
+    return _mm512_or_si512(r, s);
 }
-SL__INLINE SL__AVX512_TGT __m512i sl__avx512_bf16_f32(__m256i b) {
+SL__INLINE SL__T512 __m512i sl__avx512_e5m2_f16(__m512i x) {
+    __m512i h = _mm512_slli_epi16(x, 8);
+    __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, SL__W16(0x7FFF)), SL__W16(0x7C00));
+    return _mm512_or_si512(h, _mm512_maskz_mov_epi16(nan, SL__W16(0x0200)));
+}
+SL__INLINE SL__T512 __m512i sl__avx512_bf16_f32(__m256i b) {
     return _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16);
 }
+SL__INLINE SL__T512 void sl__avx512_f8(unsigned char *d, const unsigned char *s, int nt,
+                                             int e5, int out) {
+    __m512i h = _mm512_cvtepu8_epi16(sl__ld256(s));
+    if (out == 0) {
+        sl__st512(d, e5 ? sl__avx512_e5m2_f16(h) : sl__avx512_e4m3_16(h, 0), nt);
+        return;
+    }
+    h = e5 ? sl__avx512_e5m2_bf16(h) : sl__avx512_e4m3_16(h, 1);
+    if (out == 1) {
+        sl__st512(d, h, nt);
+        return;
+    }
+    sl__st512(d, sl__avx512_bf16_f32(_mm512_castsi512_si256(h)), nt);
+    sl__st512(d + 64, sl__avx512_bf16_f32(_mm512_extracti64x4_epi64(h, 1)), nt);
+}
 
-SL__INLINE SL__AVX512_TGT void sl__b_f32_f16_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f32_f16_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(sl__ld512(s)),
                                  sl__avx512_f32_f16(sl__ld512(s + 64))), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_f16_f32_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f16_f32_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     sl__st512(d, sl__avx512_f16_f32(sl__ld256(s)), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_f32_bf16_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f32_bf16_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
     sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(sl__ld512(s)),
                                     sl__avx512_bf16hi(sl__ld512(s + 64))), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_bf16_f32_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_bf16_f32_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
     sl__st512(d, sl__avx512_bf16_f32(sl__ld256(s)), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_f16_bf16_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f16_bf16_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
     sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(sl__avx512_f16_f32(sl__ld256(s))),
                                     sl__avx512_bf16hi(sl__avx512_f16_f32(sl__ld256(s + 32)))),
               nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_bf16_f16_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_bf16_f16_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
     sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s))),
                                  sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s + 32)))),
               nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_e4m3_f32_avx512(unsigned char *d, const unsigned char *s,
-                                                     int nt) {
-    sl__st512(d, sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s))), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e4m3_f16_avx512(unsigned char *d, const unsigned char *s,
-                                                     int nt) {
-    __m512i lo = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s)));
-    __m512i hi = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s + 16)));
-    sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(lo), sl__avx512_f32_f16(hi)), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e4m3_bf16_avx512(unsigned char *d, const unsigned char *s,
-                                                      int nt) {
-    __m512i lo = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s)));
-    __m512i hi = sl__avx512_e4m3(_mm512_cvtepu8_epi32(sl__ld128(s + 16)));
-    sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(lo), sl__avx512_bf16hi(hi)), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e5m2_f32_avx512(unsigned char *d, const unsigned char *s,
-                                                     int nt) {
-    sl__st512(d, sl__avx512_f16_f32(_mm256_slli_epi16(_mm256_cvtepu8_epi16(sl__ld128(s)), 8)),
-              nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e5m2_f16_avx512(unsigned char *d, const unsigned char *s,
-                                                     int nt) {
-    sl__st512(d, sl__avx512_e5m2_f16(sl__ld256(s)), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_e5m2_bf16_avx512(unsigned char *d, const unsigned char *s,
-                                                      int nt) {
-    __m512i h = _mm512_slli_epi16(_mm512_cvtepu8_epi16(sl__ld256(s)), 8);
-    __m512i lo = sl__avx512_f16_f32(_mm512_castsi512_si256(h));
-    __m512i hi = sl__avx512_f16_f32(_mm512_extracti64x4_epi64(h, 1));
-    sl__st512(d, sl__avx512_pack_hi(sl__avx512_bf16hi(lo), sl__avx512_bf16hi(hi)), nt);
-}
-SL__INLINE SL__AVX512_TGT void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
+SL__F8_BLOCKS(avx512, SL__T512, sl__avx512_f8)
+SL__INLINE SL__T512 void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     __m256 a = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)s), SL__RNE);
     __m256 b = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)(s + 64)), SL__RNE);
     sl__st512(d, sl__avx512_join(_mm256_castps_si256(a), _mm256_castps_si256(b)), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_f32_f64_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_f32_f64_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     sl__st512(d, _mm512_castpd_si512(_mm512_cvtps_pd(sl__ld256f(s))), nt);
     sl__st512(d + 64, _mm512_castpd_si512(_mm512_cvtps_pd(sl__ld256f(s + 32))), nt);
 }
-SL__INLINE SL__AVX512_TGT void sl__b_copy_avx512(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__T512 void sl__b_copy_avx512(unsigned char *d, const unsigned char *s,
                                                  int nt) {
     sl__st512(d, sl__ld512(s), nt);
 }
 
-SL__GEN_BOTH(sl__k_f32_f16_avx512, SL__AVX512_TGT, 2, 4, 32, 64, sl__b_f32_f16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_avx512, SL__AVX512_TGT, 4, 2, 16, 64, sl__b_f16_f32_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__AVX512_TGT, 2, 4, 32, 64, sl__b_f32_bf16_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__AVX512_TGT, 4, 2, 16, 64, sl__b_bf16_f32_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__AVX512_TGT, 2, 2, 32, 64, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__AVX512_TGT, 2, 2, 32, 64, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_f32_avx512, SL__AVX512_TGT, 4, 1, 16, 64, sl__b_e4m3_f32_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e4m3_f16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e4m3_f16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e4m3_bf16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e4m3_bf16_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_f32_avx512, SL__AVX512_TGT, 4, 1, 16, 64, sl__b_e5m2_f32_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_e5m2_f16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e5m2_f16_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_e5m2_bf16_avx512, SL__AVX512_TGT, 2, 1, 32, 64, sl__b_e5m2_bf16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__AVX512_TGT, 4, 8, 16, 64, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__AVX512_TGT, 8, 4, 16, 64, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
-#  define sl__k_copy_avx512_run sl__k_copy_sse2_run
-SL__GEN_NT(sl__k_copy_avx512, SL__AVX512_TGT, 1, 1, 64, 64, sl__b_copy_avx512, SL__ENV_NONE)
-static void sl__k_copy16_avx512_nt(void *d, const void *s, size_t n) { sl__k_copy_avx512_nt(d, s, n * 2); }
-static void sl__k_copy32_avx512_nt(void *d, const void *s, size_t n) { sl__k_copy_avx512_nt(d, s, n * 4); }
+SL__GEN_BOTH(sl__k_f32_f16_avx512, SL__T512, 2, 4, 32, 64, sl__b_f32_f16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_avx512, SL__T512, 4, 2, 16, 64, sl__b_f16_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__T512, 2, 4, 32, 64, sl__b_f32_bf16_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__T512, 4, 2, 16, 64, sl__b_bf16_f32_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__T512, 2, 2, 32, 64, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__T512, 2, 2, 32, 64, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
+SL__F8_KERNELS(avx512, SL__T512, 32, 64)
+SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__T512, 4, 8, 16, 64, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__T512, 8, 4, 16, 64, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
+SL__COPY_NT(avx512, SL__T512, 64, sl__b_copy_avx512)
 
 /* ---- 4f. AVX512_BF16: vcvtne2ps2bf16 treats fp32 subnormal inputs as zero, so each 32-element
    block that holds one (1 <= |bits| <= 0x7FFFFF) is redone with the integer AVX-512 block.
    f16 inputs are never fp32 subnormals, so f16->bf16 needs no check. Other directions use the
    AVX-512 kernels (this instruction adds nothing to them). ---- */
-#  define SL__BF16_TGT SL__TARGET("avx,avx2,f16c,avx512f,avx512bw,avx512bf16")
+#  define SL__TBF16 SL__TARGET("avx,avx2,f16c,avx512f,avx512bw,avx512bf16")
 #  if defined(_MSC_VER) && !defined(__clang__)
 #    define SL__BH_AS_SI512(v) (v)
 #  else
 #    define SL__BH_AS_SI512(v) ((__m512i)(v))
 #  endif
 
-SL__INLINE SL__BF16_TGT __m512i sl__bf16_cvt(__m512i a, __m512i b) {
+SL__INLINE SL__TBF16 __m512i sl__bf16_cvt(__m512i a, __m512i b) {
     return SL__BH_AS_SI512(_mm512_cvtne2ps_pbh(_mm512_castsi512_ps(b), _mm512_castsi512_ps(a)));
 }
-SL__INLINE SL__BF16_TGT void sl__b_f32_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__TBF16 void sl__b_f32_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
                                                        int nt) {
     __m512i a = sl__ld512(s), b = sl__ld512(s + 64), abs = SL__X16(0x7FFFFFFF);
     __m512i one = SL__X16(1), top = SL__X16(0x7FFFFF);
@@ -3588,14 +3640,14 @@ SL__INLINE SL__BF16_TGT void sl__b_f32_bf16_avx512bf16(unsigned char *d, const u
     if (SL__UNLIKELY((sa | sb) != 0)) sl__b_f32_bf16_avx512(d, s, nt);
     else sl__st512(d, sl__bf16_cvt(a, b), nt);
 }
-SL__INLINE SL__BF16_TGT void sl__b_f16_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
+SL__INLINE SL__TBF16 void sl__b_f16_bf16_avx512bf16(unsigned char *d, const unsigned char *s,
                                                        int nt) {
     sl__st512(d, sl__bf16_cvt(sl__avx512_f16_f32(sl__ld256(s)),
                               sl__avx512_f16_f32(sl__ld256(s + 32))), nt);
 }
-SL__GEN_BOTH(sl__k_f32_bf16_avx512bf16, SL__BF16_TGT, 2, 4, 32, 64, sl__b_f32_bf16_avx512bf16,
+SL__GEN_BOTH(sl__k_f32_bf16_avx512bf16, SL__TBF16, 2, 4, 32, 64, sl__b_f32_bf16_avx512bf16,
              SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx512bf16, SL__BF16_TGT, 2, 2, 32, 64, sl__b_f16_bf16_avx512bf16,
+SL__GEN_BOTH(sl__k_f16_bf16_avx512bf16, SL__TBF16, 2, 2, 32, 64, sl__b_f16_bf16_avx512bf16,
              SL__ENV_MXCSR)
 #  if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__)
 #    pragma GCC diagnostic pop
@@ -3613,13 +3665,19 @@ SL__INLINE uint64_t sl__fpcr_get(void) {
     __asm__ __volatile__("mrs %0, fpcr" : "=r"(v) : : "memory");
     return v;
 }
-SL__INLINE void sl__fpcr_set(uint64_t v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v) : "memory"); }
+SL__INLINE void sl__fpcr_set(uint64_t v) {
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(v) : "memory");
+}
 #  define SL__ENV_FPCR_ENTER uint64_t sl__fpcr = sl__fpcr_get(); if (sl__fpcr) sl__fpcr_set(0)
 #  define SL__ENV_FPCR_LEAVE if (sl__fpcr) sl__fpcr_set(sl__fpcr)
-#  define SL__NEON_TGT
+#  define SL__TNEON
 
-SL__INLINE uint32x4_t sl__nld32(const unsigned char *p) { return vreinterpretq_u32_u8(vld1q_u8(p)); }
-SL__INLINE uint16x8_t sl__nld16(const unsigned char *p) { return vreinterpretq_u16_u8(vld1q_u8(p)); }
+SL__INLINE uint32x4_t sl__nld32(const unsigned char *p) {
+    return vreinterpretq_u32_u8(vld1q_u8(p));
+}
+SL__INLINE uint16x8_t sl__nld16(const unsigned char *p) {
+    return vreinterpretq_u16_u8(vld1q_u8(p));
+}
 SL__INLINE void sl__nst32(unsigned char *p, uint32x4_t v) { vst1q_u8(p, vreinterpretq_u8_u32(v)); }
 SL__INLINE void sl__nst16(unsigned char *p, uint16x8_t v) { vst1q_u8(p, vreinterpretq_u8_u16(v)); }
 SL__INLINE uint16x4_t sl__neon_f32_f16(uint32x4_t x) {
@@ -3640,20 +3698,68 @@ SL__INLINE uint32x4_t sl__neon_bf16hi(uint32x4_t x) {
 SL__INLINE uint16x8_t sl__neon_pack_hi(uint32x4_t a, uint32x4_t b) {
     return vcombine_u16(vshrn_n_u32(sl__neon_bf16hi(a), 16), vshrn_n_u32(sl__neon_bf16hi(b), 16));
 }
-/* E4M3 (zero-extended lanes) -> f32 bits; subnormals (float)m * 2^-9, exact under FPCR = 0. */
-SL__INLINE uint32x4_t sl__neon_e4m3(uint32x4_t x) {
-    uint32x4_t m = vandq_u32(x, vdupq_n_u32(0x7F));
-    uint32x4_t s = vshlq_n_u32(vandq_u32(x, vdupq_n_u32(0x80)), 24);
-    uint32x4_t nrm = vaddq_u32(vshlq_n_u32(m, 20), vdupq_n_u32(120u << 23));
-    uint32x4_t sub = vreinterpretq_u32_f32(vmulq_n_f32(vcvtq_f32_u32(m), 0.001953125f));
-    uint32x4_t r = vbslq_u32(vcltq_u32(m, vdupq_n_u32(8)), sub, nrm);
-    r = vbslq_u32(vceqq_u32(m, vdupq_n_u32(0x7F)), vdupq_n_u32(0x7FC00000), r);
-    return vorrq_u32(r, s);
+/* FP8 in 16-bit lanes: the same integer formulas as sl__sse2_e4m3_16 and friends. */
+SL__INLINE uint16x8_t sl__neon_e4m3_16(uint16x8_t x, int bf) {
+    uint16x8_t m = vandq_u16(x, vdupq_n_u16(0x7F));
+    uint16x8_t s = vshlq_n_u16(vandq_u16(x, vdupq_n_u16(0x80)), 8);
+    uint16x8_t c2 = vcgtq_u16(m, vdupq_n_u16(1)), c4 = vcgtq_u16(m, vdupq_n_u16(3));
+    uint16x8_t nrm, mul, sub, one, r;
+    if (bf) {
+        nrm = vaddq_u16(vshlq_n_u16(m, 4), vdupq_n_u16(120 << 7));
+        mul = vsubq_u16(vsubq_u16(vdupq_n_u16(128), vandq_u16(c2, vdupq_n_u16(64))),
+                        vandq_u16(c4, vdupq_n_u16(32)));
+        sub = vaddq_u16(vmulq_u16(m, mul), vdupq_n_u16(117 << 7));
+        one = vdupq_n_u16(1 << 7);
+    } else {
+        nrm = vaddq_u16(vshlq_n_u16(m, 7), vdupq_n_u16(8 << 10));
+        mul = vsubq_u16(vsubq_u16(vdupq_n_u16(1024), vandq_u16(c2, vdupq_n_u16(512))),
+                        vandq_u16(c4, vdupq_n_u16(256)));
+        sub = vaddq_u16(vmulq_u16(m, mul), vdupq_n_u16(5 << 10));
+        one = vdupq_n_u16(1 << 10);
+    }
+    sub = vaddq_u16(sub, vaddq_u16(vandq_u16(c2, one), vandq_u16(c4, one)));
+    r = vbslq_u16(vcltq_u16(m, vdupq_n_u16(8)), sub, nrm);
+    r = vandq_u16(vtstq_u16(m, m), r);
+    r = vbslq_u16(vceqq_u16(m, vdupq_n_u16(0x7F)), vdupq_n_u16(bf ? 0x7FC0 : 0x7E00), r);
+    return vorrq_u16(r, s);
 }
-SL__INLINE uint16x8_t sl__neon_e5m2_f16(uint8x8_t b) {
-    uint16x8_t h = vshll_n_u8(b, 8);
+SL__INLINE uint16x8_t sl__neon_e5m2_bf16(uint16x8_t x) {
+    uint16x8_t m = vandq_u16(x, vdupq_n_u16(0x7F));
+    uint16x8_t s = vshlq_n_u16(vandq_u16(x, vdupq_n_u16(0x80)), 8);
+    uint16x8_t c2 = vcgtq_u16(m, vdupq_n_u16(1));
+    uint16x8_t nrm = vaddq_u16(vshlq_n_u16(m, 5), vdupq_n_u16(112 << 7));
+    uint16x8_t mul = vsubq_u16(vdupq_n_u16(128), vandq_u16(c2, vdupq_n_u16(64)));
+    uint16x8_t sub = vaddq_u16(vaddq_u16(vmulq_u16(m, mul), vdupq_n_u16(110 << 7)),
+                               vandq_u16(c2, vdupq_n_u16(1 << 7)));
+    uint16x8_t inf = vorrq_u16(vaddq_u16(vshlq_n_u16(m, 5), vdupq_n_u16(224 << 7)),
+                               vandq_u16(vcgtq_u16(m, vdupq_n_u16(0x7C)), vdupq_n_u16(0x40)));
+    uint16x8_t r = vbslq_u16(vcltq_u16(m, vdupq_n_u16(4)), sub, nrm);
+    r = vandq_u16(vtstq_u16(m, m), r);
+    r = vbslq_u16(vcgtq_u16(m, vdupq_n_u16(0x7B)), inf, r);
+    return vorrq_u16(r, s);
+}
+SL__INLINE uint16x8_t sl__neon_e5m2_f16(uint16x8_t x) {
+    uint16x8_t h = vshlq_n_u16(x, 8);
     uint16x8_t nan = vcgtq_u16(vandq_u16(h, vdupq_n_u16(0x7FFF)), vdupq_n_u16(0x7C00));
     return vorrq_u16(h, vandq_u16(nan, vdupq_n_u16(0x0200)));
+}
+SL__INLINE void sl__neon_f8(unsigned char *d, const unsigned char *s, int nt, int e5, int out) {
+    uint8x16_t v = vld1q_u8(s);
+    uint16x8_t h[2];
+    int k;
+    (void)nt;
+    h[0] = vmovl_u8(vget_low_u8(v));
+    h[1] = vmovl_u8(vget_high_u8(v));
+    for (k = 0; k < 2; k++) {
+        if (out == 0) h[k] = e5 ? sl__neon_e5m2_f16(h[k]) : sl__neon_e4m3_16(h[k], 0);
+        else h[k] = e5 ? sl__neon_e5m2_bf16(h[k]) : sl__neon_e4m3_16(h[k], 1);
+        if (out < 2) {
+            sl__nst16(d + 16 * k, h[k]);
+        } else {
+            sl__nst32(d + 32 * k, vshll_n_u16(vget_low_u16(h[k]), 16));
+            sl__nst32(d + 32 * k + 16, vshll_n_u16(vget_high_u16(h[k]), 16));
+        }
+    }
 }
 
 SL__INLINE void sl__b_f32_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
@@ -3688,46 +3794,7 @@ SL__INLINE void sl__b_bf16_f16_neon(unsigned char *d, const unsigned char *s, in
     sl__nst16(d, sl__neon_f32x2_f16(vshll_n_u16(vget_low_u16(b), 16),
                                     vshll_n_u16(vget_high_u16(b), 16)));
 }
-SL__INLINE void sl__neon_e4m3x8(const unsigned char *s, uint32x4_t *lo, uint32x4_t *hi) {
-    uint16x8_t w = vmovl_u8(vld1_u8(s));
-    *lo = sl__neon_e4m3(vmovl_u16(vget_low_u16(w)));
-    *hi = sl__neon_e4m3(vmovl_u16(vget_high_u16(w)));
-}
-SL__INLINE void sl__b_e4m3_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint32x4_t lo, hi;
-    (void)nt;
-    sl__neon_e4m3x8(s, &lo, &hi);
-    sl__nst32(d, lo);
-    sl__nst32(d + 16, hi);
-}
-SL__INLINE void sl__b_e4m3_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint32x4_t lo, hi;
-    (void)nt;
-    sl__neon_e4m3x8(s, &lo, &hi);
-    sl__nst16(d, sl__neon_f32x2_f16(lo, hi));
-}
-SL__INLINE void sl__b_e4m3_bf16_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint32x4_t lo, hi;
-    (void)nt;
-    sl__neon_e4m3x8(s, &lo, &hi);
-    sl__nst16(d, sl__neon_pack_hi(lo, hi));
-}
-SL__INLINE void sl__b_e5m2_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint16x8_t h = vshll_n_u8(vld1_u8(s), 8);
-    (void)nt;
-    sl__nst32(d, sl__neon_f16_f32(vget_low_u16(h)));
-    sl__nst32(d + 16, sl__neon_f16_f32(vget_high_u16(h)));
-}
-SL__INLINE void sl__b_e5m2_f16_neon(unsigned char *d, const unsigned char *s, int nt) {
-    (void)nt;
-    sl__nst16(d, sl__neon_e5m2_f16(vld1_u8(s)));
-}
-SL__INLINE void sl__b_e5m2_bf16_neon(unsigned char *d, const unsigned char *s, int nt) {
-    uint16x8_t h = vshll_n_u8(vld1_u8(s), 8);
-    (void)nt;
-    sl__nst16(d, sl__neon_pack_hi(sl__neon_f16_f32(vget_low_u16(h)),
-                                  sl__neon_f16_f32(vget_high_u16(h))));
-}
+SL__F8_BLOCKS(neon, SL__TNEON, sl__neon_f8)
 SL__INLINE void sl__b_f64_f32_neon(unsigned char *d, const unsigned char *s, int nt) {
     float64x2_t a = vreinterpretq_f64_u8(vld1q_u8(s)), b = vreinterpretq_f64_u8(vld1q_u8(s + 16));
     (void)nt;
@@ -3740,20 +3807,20 @@ SL__INLINE void sl__b_f32_f64_neon(unsigned char *d, const unsigned char *s, int
     vst1q_u8(d + 16, vreinterpretq_u8_f64(vcvt_high_f64_f32(v)));
 }
 
-SL__GEN_LOOP(sl__k_f32_f16_neon, SL__NEON_TGT, 2, 4, 8, sl__b_f32_f16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_f16_f32_neon, SL__NEON_TGT, 4, 2, 8, sl__b_f16_f32_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_f32_bf16_neon, SL__NEON_TGT, 2, 4, 8, sl__b_f32_bf16_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_bf16_f32_neon, SL__NEON_TGT, 4, 2, 8, sl__b_bf16_f32_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_f16_bf16_neon, SL__NEON_TGT, 2, 2, 8, sl__b_f16_bf16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_bf16_f16_neon, SL__NEON_TGT, 2, 2, 8, sl__b_bf16_f16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e4m3_f32_neon, SL__NEON_TGT, 4, 1, 8, sl__b_e4m3_f32_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e4m3_f16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e4m3_f16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e4m3_bf16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e4m3_bf16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e5m2_f32_neon, SL__NEON_TGT, 4, 1, 8, sl__b_e5m2_f32_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_e5m2_f16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e5m2_f16_neon, SL__ENV_NONE)
-SL__GEN_LOOP(sl__k_e5m2_bf16_neon, SL__NEON_TGT, 2, 1, 8, sl__b_e5m2_bf16_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_f64_f32_neon, SL__NEON_TGT, 4, 8, 4, sl__b_f64_f32_neon, SL__ENV_FPCR)
-SL__GEN_LOOP(sl__k_f32_f64_neon, SL__NEON_TGT, 8, 4, 4, sl__b_f32_f64_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f32_f16_neon, SL__TNEON, 2, 4, 8, sl__b_f32_f16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f16_f32_neon, SL__TNEON, 4, 2, 8, sl__b_f16_f32_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f32_bf16_neon, SL__TNEON, 2, 4, 8, sl__b_f32_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_bf16_f32_neon, SL__TNEON, 4, 2, 8, sl__b_bf16_f32_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_f16_bf16_neon, SL__TNEON, 2, 2, 8, sl__b_f16_bf16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_bf16_f16_neon, SL__TNEON, 2, 2, 8, sl__b_bf16_f16_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_e4m3_f16_neon, SL__TNEON, 2, 1, 16, sl__b_e4m3_f16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e4m3_bf16_neon, SL__TNEON, 2, 1, 16, sl__b_e4m3_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e4m3_f32_neon, SL__TNEON, 4, 1, 16, sl__b_e4m3_f32_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_f16_neon, SL__TNEON, 2, 1, 16, sl__b_e5m2_f16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_bf16_neon, SL__TNEON, 2, 1, 16, sl__b_e5m2_bf16_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_e5m2_f32_neon, SL__TNEON, 4, 1, 16, sl__b_e5m2_f32_neon, SL__ENV_NONE)
+SL__GEN_LOOP(sl__k_f64_f32_neon, SL__TNEON, 4, 8, 4, sl__b_f64_f32_neon, SL__ENV_FPCR)
+SL__GEN_LOOP(sl__k_f32_f64_neon, SL__TNEON, 8, 4, 4, sl__b_f32_f64_neon, SL__ENV_FPCR)
 #endif /* SL__HAVE_NEON */
 
 /* ---- 4h. dispatch ---- */
@@ -3818,7 +3885,8 @@ static size_t sl__cast_size(safeload_dtype t) {
    kernel (scalar and NEON have no NT variant). */
 #define SL__ROW(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p }
 #define SL__ROWNT(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p##_nt }
-#define SL__COPYROWS(p) { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
+#define SL__COPYROWS(p) \
+    { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
 
 static const sl__cast_fn sl__tab_scalar[SL__C_COUNT][2] = {
     { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 },

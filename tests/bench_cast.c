@@ -1,0 +1,220 @@
+/* Cast throughput: every direction on every available path, single thread, against memcpy on
+   the same buffers in the same run.
+
+   usage: bench_cast [MiB ...] [nt=auto|0|1|both] [reps=N]
+          (default sizes 8 and 512 MiB of *input*; env SL_BENCH_SIZES="8,512" works too)
+   GB/s = 1e9 bytes/s. "in" counts input bytes, "in+out" input plus output bytes: the figure to
+   set against memcpy's read+write ("in+out" of memcpy = 2 x bytes copied). Each figure is the
+   median of the reps (at least 3 for large buffers). Buffers are mmap'd with MADV_HUGEPAGE where
+   available and prefaulted before timing. nt=auto is what safeload_convert does by default
+   (non-temporal stores from 8 MiB of output on). */
+#define _GNU_SOURCE
+#include "testutil.h"
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+#include <math.h>
+#include <time.h>
+#if defined(__unix__) || defined(__APPLE__)
+#  include <sys/mman.h>
+#  define HAVE_MMAP 1
+#endif
+
+typedef struct { safeload_dtype dst, src; const char *name; int rounds; } dir_t;
+/* rounds = 1: the cast can round (target 0.6x memcpy); 0: exact widening (target 0.9x) */
+static const dir_t DIRS[] = {
+    { SAFELOAD_F16, SAFELOAD_F32, "f32->f16", 1 },      { SAFELOAD_BF16, SAFELOAD_F32, "f32->bf16", 1 },
+    { SAFELOAD_F32, SAFELOAD_F16, "f16->f32", 0 },      { SAFELOAD_F32, SAFELOAD_BF16, "bf16->f32", 0 },
+    { SAFELOAD_BF16, SAFELOAD_F16, "f16->bf16", 1 },    { SAFELOAD_F16, SAFELOAD_BF16, "bf16->f16", 1 },
+    { SAFELOAD_F32, SAFELOAD_F8_E4M3, "e4m3->f32", 0 }, { SAFELOAD_F16, SAFELOAD_F8_E4M3, "e4m3->f16", 0 },
+    { SAFELOAD_BF16, SAFELOAD_F8_E4M3, "e4m3->bf16", 0 }, { SAFELOAD_F32, SAFELOAD_F8_E5M2, "e5m2->f32", 0 },
+    { SAFELOAD_F16, SAFELOAD_F8_E5M2, "e5m2->f16", 0 }, { SAFELOAD_BF16, SAFELOAD_F8_E5M2, "e5m2->bf16", 0 },
+    { SAFELOAD_F32, SAFELOAD_F64, "f64->f32", 1 },      { SAFELOAD_F64, SAFELOAD_F32, "f32->f64", 0 },
+};
+#define NDIRS (sizeof DIRS / sizeof DIRS[0])
+
+static size_t tsize(safeload_dtype t) {
+    switch (t) {
+    case SAFELOAD_F64: return 8;
+    case SAFELOAD_F32: return 4;
+    case SAFELOAD_F16: case SAFELOAD_BF16: return 2;
+    default: return 1;
+    }
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void *big_alloc(size_t n) {
+#if defined(HAVE_MMAP)
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#  if defined(MADV_HUGEPAGE)
+    madvise(p, n, MADV_HUGEPAGE);
+#  endif
+    memset(p, 0, n);                    /* prefault */
+    return p;
+#else
+    void *p = malloc(n);
+    if (p) memset(p, 0, n);
+    return p;
+#endif
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* roughly N(0, 0.02) weights, as f32 bits */
+static uint32_t weight_bits(void) {
+    double u1 = ((double)(tu_rand64() >> 11) + 1) / 9007199254740993.0;
+    double u2 = (double)(tu_rand64() >> 11) / 9007199254740992.0;
+    float f = (float)(0.02 * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+static double time_memcpy(void *dst, const void *src, size_t bytes, int reps) {
+    double t[64];
+    int r;
+    for (r = 0; r < reps; r++) {
+        double t0 = now();
+        memcpy(dst, src, bytes);
+        t[r] = now() - t0;
+    }
+    return median(t, reps);
+}
+
+int main(int argc, char **argv) {
+    size_t sizes[8];
+    int nsizes = 0, ntmode = 2 /* auto */, reps_arg = 0, i, si, p;
+    size_t maxin = 0, maxout = 0;
+    unsigned char *src, *dst, *bufs[4];
+    const char *env = getenv("SL_BENCH_SIZES");
+    safeload_simd paths[SAFELOAD_SIMD_COUNT];
+    int npaths = 0;
+    (void)tu_fnv1a; /* testutil.h helpers this program does not need */
+    (void)tu_finish;
+
+    for (i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "nt=", 3) == 0) {
+            const char *m = argv[i] + 3;
+            ntmode = strcmp(m, "0") == 0 ? 0 : strcmp(m, "1") == 0 ? 1 : strcmp(m, "both") == 0 ? 3 : 2;
+        } else if (strncmp(argv[i], "reps=", 5) == 0) {
+            reps_arg = atoi(argv[i] + 5);
+        } else if (nsizes < 8 && atof(argv[i]) > 0) {
+            sizes[nsizes++] = (size_t)(atof(argv[i]) * 1048576.0);
+        }
+    }
+    if (!nsizes && env) {
+        char *copy = (char *)malloc(strlen(env) + 1), *tok;
+        strcpy(copy, env);
+        for (tok = strtok(copy, ","); tok && nsizes < 8; tok = strtok(NULL, ","))
+            if (atof(tok) > 0) sizes[nsizes++] = (size_t)(atof(tok) * 1048576.0);
+        free(copy);
+    }
+    if (!nsizes) { sizes[0] = (size_t)8 << 20; sizes[1] = (size_t)512 << 20; nsizes = 2; }
+    for (si = 0; si < nsizes; si++) {
+        sizes[si] &= ~(size_t)63;
+        if (sizes[si] > maxin) maxin = sizes[si];
+        if (sizes[si] * 4 > maxout) maxout = sizes[si] * 4;   /* f8 -> f32 quadruples */
+    }
+    for (p = SAFELOAD_SIMD_SCALAR; p < SAFELOAD_SIMD_COUNT; p++)
+        if (safeload_simd_available((safeload_simd)p)) paths[npaths++] = (safeload_simd)p;
+
+    /* one source buffer per input width, filled with the same weights; one destination */
+    src = (unsigned char *)big_alloc(maxin);
+    dst = (unsigned char *)big_alloc(maxout);
+    bufs[0] = (unsigned char *)big_alloc(maxin);    /* f32 */
+    bufs[1] = (unsigned char *)big_alloc(maxin);    /* f16 */
+    bufs[2] = (unsigned char *)big_alloc(maxin);    /* bf16 */
+    bufs[3] = (unsigned char *)big_alloc(maxin);    /* f64 */
+    if (!src || !dst || !bufs[0] || !bufs[1] || !bufs[2] || !bufs[3]) {
+        fprintf(stderr, "bench_cast: out of memory\n");
+        return 1;
+    }
+    {   /* f32 weights; f16/bf16 (two halves) and f64 made from them; random f8 bytes */
+        size_t n32 = maxin / 4, k;
+        uint32_t *w = (uint32_t *)(void *)bufs[0];
+        for (k = 0; k < n32; k++) w[k] = weight_bits();
+        safeload_convert(bufs[1], SAFELOAD_F16, bufs[0], SAFELOAD_F32, n32);
+        safeload_convert(bufs[1] + maxin / 2, SAFELOAD_F16, bufs[0], SAFELOAD_F32, n32);
+        safeload_convert(bufs[2], SAFELOAD_BF16, bufs[0], SAFELOAD_F32, n32);
+        safeload_convert(bufs[2] + maxin / 2, SAFELOAD_BF16, bufs[0], SAFELOAD_F32, n32);
+        safeload_convert(bufs[3], SAFELOAD_F64, bufs[0], SAFELOAD_F32, maxin / 8);
+        for (k = 0; k < maxin; k++) src[k] = (unsigned char)tu_rand64();
+    }
+
+    printf("bench_cast: paths");
+    for (p = 0; p < npaths; p++) printf(" %s", safeload_simd_name(paths[p]));
+    printf("; best %s; nt=%s\n", safeload_simd_name(safeload_simd_best()),
+           ntmode == 2 ? "auto (>= 8 MiB output)" : ntmode == 3 ? "both" : ntmode ? "1" : "0");
+
+    for (si = 0; si < nsizes; si++) {
+        size_t in_bytes = sizes[si];
+        int reps = reps_arg > 0 ? reps_arg : in_bytes >= ((size_t)128 << 20) ? 5 : 21;
+        double mc[2], mc_inout;
+        if (reps > 63) reps = 63;
+        mc[0] = time_memcpy(dst, bufs[0], in_bytes, reps);
+        printf("\n## input %.0f MiB, %d reps (median)\n\n", in_bytes / 1048576.0, reps);
+        printf("| direction | path | nt | in GB/s | in+out GB/s | x memcpy in+out | target | x scalar |\n");
+        printf("|---|---|---|---|---|---|---|---|\n");
+        {
+            double mcs = 2.0 * in_bytes / mc[0] / 1e9;
+            printf("| memcpy | libc | - | %.2f | %.2f | 1.00 | - | - |\n", in_bytes / mc[0] / 1e9, mcs);
+        }
+        mc_inout = 2.0 * in_bytes / mc[0] / 1e9;
+        for (i = 0; i < (int)NDIRS; i++) {
+            const dir_t *d = &DIRS[i];
+            size_t ssz = tsize(d->src), dsz = tsize(d->dst), n = in_bytes / ssz;
+            const unsigned char *s = d->src == SAFELOAD_F32 ? bufs[0] : d->src == SAFELOAD_F16 ? bufs[1]
+                                   : d->src == SAFELOAD_BF16 ? bufs[2] : d->src == SAFELOAD_F64 ? bufs[3] : src;
+            double t_scalar = 0;
+            int ntv, nt_lo = ntmode == 3 ? 0 : ntmode, nt_hi = ntmode == 3 ? 1 : ntmode;
+            for (p = 0; p < npaths; p++) {
+                for (ntv = nt_lo; ntv <= nt_hi; ntv++) {
+                    safeload_convert_desc cd;
+                    double t[64], tm, inr, ior, ratio;
+                    int r, used_nt;
+                    cd.simd = paths[p];
+                    cd.nt_stores = ntv == 2 ? 0 : ntv ? 1 : -1;
+                    used_nt = cd.nt_stores > 0 || (cd.nt_stores == 0 && n * dsz >= ((size_t)8 << 20));
+                    if (paths[p] == SAFELOAD_SIMD_SCALAR || paths[p] == SAFELOAD_SIMD_NEON) used_nt = 0;
+                    if (paths[p] == SAFELOAD_SIMD_SCALAR && ntv != nt_lo) continue;
+                    for (r = 0; r < (paths[p] == SAFELOAD_SIMD_SCALAR && reps > 3 && in_bytes >= ((size_t)128 << 20) ? 3 : reps); r++) {
+                        double t0 = now();
+                        if (safeload_convert_ex(dst, d->dst, s, d->src, n, &cd) != SAFELOAD_OK) {
+                            fprintf(stderr, "convert failed\n");
+                            return 1;
+                        }
+                        t[r] = now() - t0;
+                    }
+                    tm = median(t, r);
+                    if (paths[p] == SAFELOAD_SIMD_SCALAR) t_scalar = tm;
+                    inr = in_bytes / tm / 1e9;
+                    ior = (double)(in_bytes + n * dsz) / tm / 1e9;
+                    ratio = ior / mc_inout;
+                    printf("| %s | %s | %s | %.2f | %.2f | %.2f | %s%s | %.1f |\n", d->name,
+                           safeload_simd_name(paths[p]), used_nt ? "yes" : "no", inr, ior, ratio,
+                           paths[p] == SAFELOAD_SIMD_SCALAR ? "" : d->rounds ? ">=0.6" : ">=0.9",
+                           paths[p] == SAFELOAD_SIMD_SCALAR ? "-" :
+                           (ratio >= (d->rounds ? 0.6 : 0.9) ? " ok" : " MISS"),
+                           t_scalar > 0 ? t_scalar / tm : 0.0);
+                    fflush(stdout);
+                }
+            }
+        }
+        mc[1] = time_memcpy(dst, bufs[0], in_bytes, reps);
+        printf("\nmemcpy in+out: %.2f GB/s before the rows, %.2f GB/s after (drift shows load from "
+               "other processes)\n", 2.0 * in_bytes / mc[0] / 1e9, 2.0 * in_bytes / mc[1] / 1e9);
+    }
+    return 0;
+}
