@@ -113,7 +113,7 @@ SAFELOAD_API size_t safeload_dtype_size(safeload_dtype dtype);
     X(SIZE_MISMATCH,          "tensor byte range does not match its shape and dtype") \
     X(INCOMPLETE_BUFFER,      "data section does not end exactly at the end of the file") \
     X(DUPLICATE_KEY,          "duplicate tensor name or metadata key") \
-    X(INVALID_NAME,           "tensor name contains a NUL character") \
+    X(INVALID_NAME,           "tensor name is not allowed (NUL, not UTF-8, __metadata__)") \
     X(INVALID_ARGUMENT,       "invalid argument") \
     X(OUT_OF_MEMORY,          "memory allocation failed") \
     X(IO_ERROR,               "I/O error") \
@@ -2618,7 +2618,11 @@ static safeload_result sl__file_new(safeload_file **out, const char *label,
 static safeload_result sl__file_finish(safeload_file **out, safeload_file *f,
                                        safeload_error *err) {
     safeload_result r = sl__parse(f, err);
-    if (r != SAFELOAD_OK) { sl__file_free(f); return r; }
+    if (r != SAFELOAD_OK) {
+        f->src.reader.close = NULL;     /* a reader becomes ours only when the open succeeds */
+        sl__file_free(f);
+        return r;
+    }
     *out = f;
     return SAFELOAD_OK;
 }
@@ -6148,6 +6152,15 @@ static safeload_result sl__plan_make(sl__plan *pl, const char *path,
         pl->items[i].name = t->name;
         pl->items[i].len = strlen(t->name);
         pl->items[i].t = t;
+        /* names the parser would refuse: not UTF-8, or the metadata key itself */
+        if (sl__utf8_valid_up_to((const unsigned char *)t->name, pl->items[i].len) !=
+                pl->items[i].len ||
+            (pl->items[i].len == 12 && memcmp(t->name, "__metadata__", 12) == 0)) {
+            r = sl__fail(err, SAFELOAD_INVALID_NAME, path, SAFELOAD_NO_OFFSET, t->name,
+                         pl->items[i].len, "a tensor cannot be named \"__metadata__\" and "
+                         "names must be UTF-8");
+            goto done;
+        }
         bits = sl__dtype_bits[t->dtype];
         for (k = 0; k < t->rank; k++) {
             if (t->shape[k] && numel > UINT64_MAX / t->shape[k]) {
@@ -6197,6 +6210,14 @@ static safeload_result sl__plan_make(sl__plan *pl, const char *path,
                              "metadata entry %llu has a NULL key or value", (sl__ull)i);
                 goto done;
             }
+            if (sl__utf8_valid_up_to((const unsigned char *)kvs[i].key, kvs[i].key_len) !=
+                    kvs[i].key_len ||
+                sl__utf8_valid_up_to((const unsigned char *)kvs[i].value, kvs[i].value_len) !=
+                    kvs[i].value_len) {
+                r = sl__fail(err, SAFELOAD_INVALID_UTF8, path, SAFELOAD_NO_OFFSET, kvs[i].key,
+                             kvs[i].key_len, "metadata entry %llu is not UTF-8", (sl__ull)i);
+                goto done;
+            }
         }
         sl__sort_kv(kvs, kvtmp, m);
         for (i = 1; i < m; i++)
@@ -6244,7 +6265,7 @@ static safeload_result sl__plan_make(sl__plan *pl, const char *path,
         off += t->nbytes;
     }
     sl__put(&pl->head, "}", 1);
-    while ((pl->head.n - 8) % 8) sl__put(&pl->head, " ", 1);
+    while (!pl->head.oom && (pl->head.n - 8) % 8) sl__put(&pl->head, " ", 1);
     if (pl->head.oom) { r = SL__OOM(err, path); goto done; }
     len = pl->head.n - 8;
     if (len > SL__MAX_HEADER) {
@@ -6336,7 +6357,7 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     safeload_result r;
     char *tmp = NULL;
     size_t plen, i, k;
-    int ok = 0, made = 0;
+    int ok = 0, made = 0, oom = 0;
     uint64_t salt;
     sl__buf wb;
 #if defined(SL__WINDOWS)
@@ -6350,6 +6371,11 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "path is NULL");
     if ((r = sl__plan_make(&pl, path, ts, n, desc, err)) != SAFELOAD_OK) return r;
+    if (pl.data_size > UINT64_MAX - pl.head.n) {
+        sl__plan_free(&pl);
+        return sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "the file size overflows 64 bits");
+    }
     plen = strlen(path);
     tmp = (char *)sl__malloc(&pl.alloc, plen + 32);
     if (!tmp) { sl__plan_free(&pl); return SL__OOM(err, path); }
@@ -6397,6 +6423,7 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     }
     if (ok && wb.n) ok = sl__write_all(f, wb.p, wb.n);
     sl__free(&pl.alloc, wb.p);
+    oom = wb.oom;
 #if defined(SL__WINDOWS)
     if (ok) ok = FlushFileBuffers(f) != 0;
     ok = (CloseHandle(f) != 0) && ok;
@@ -6414,7 +6441,10 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     if (ok) ok = rename(tmp, path) == 0;
     if (!ok) unlink(tmp);
 #endif
-    if (!ok)
+    if (!ok && oom)
+        r = sl__fail(err, SAFELOAD_OUT_OF_MEMORY, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "out of memory while writing; the target is untouched");
+    else if (!ok)
         r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                      "writing or renaming the temporary file failed; the target is untouched");
 out:
