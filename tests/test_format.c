@@ -1,0 +1,236 @@
+/* test_format.c - the header parser against the format rules (first failure wins), the public
+   query API (tensors, metadata, find, read, view, check_keys) and the reference files.
+   Set SAFELOAD_CORPUS_DIR to also write every case's image there (fuzz seed corpus), and
+   SAFELOAD_REFERENCE_DIR to read the reference files from elsewhere. */
+#define SAFELOAD_IMPLEMENTATION
+#include "safeload.h"
+#include "testutil.h"
+#include <unistd.h>
+#include <time.h>
+
+#define NOOFF   UINT64_MAX          /* do not check err.offset */
+#define JSONOFF (UINT64_MAX - 1)    /* INVALID_JSON: 8 <= err.offset <= 8 + N */
+enum { SRC_MEM = 1, SRC_FILE = 2, SRC_READER = 4, SRC_ALL = 7 };
+
+static const char *g_corpus_dir;
+static int g_case;
+static char g_tmp_path[256];
+
+static void save_corpus(const unsigned char *p, size_t n) {
+    char path[1024];
+    FILE *fp;
+    g_case++;
+    if (!g_corpus_dir || !*g_corpus_dir) return;
+    snprintf(path, sizeof path, "%s/case-%03d.safetensors", g_corpus_dir, g_case);
+    fp = fopen(path, "wb");
+    if (!fp) return;
+    if (n) fwrite(p, 1, n, fp);
+    fclose(fp);
+}
+
+static void pat(unsigned char *p, size_t n, size_t start) {
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = (unsigned char)((start + i) * 131u + 7u);
+}
+
+static void put_le64(unsigned char *p, uint64_t v) {
+    int i;
+    for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* 8-byte LE N = hlen, the header bytes, then dlen data bytes (pattern when data is NULL). */
+static unsigned char *mkimg(const char *hdr, size_t hlen, const void *data, size_t dlen,
+                            size_t *out_n) {
+    size_t n = 8 + hlen + dlen;
+    unsigned char *p = (unsigned char *)malloc(n);
+    put_le64(p, (uint64_t)hlen);
+    if (hlen) memcpy(p + 8, hdr, hlen);
+    if (data) { if (dlen) memcpy(p + 8 + hlen, data, dlen); }
+    else pat(p + 8 + hlen, dlen, 0);
+    *out_n = n;
+    save_corpus(p, n);
+    return p;
+}
+
+/* 8 + index of the nth (1-based) occurrence of needle in hdr. */
+static uint64_t at(const char *hdr, const char *needle, int nth) {
+    const char *s = hdr;
+    for (;;) {
+        const char *q = strstr(s, needle);
+        if (!q) { fprintf(stderr, "test bug: '%s' not found\n", needle); tu_failures++; return 0; }
+        if (--nth == 0) return 8 + (uint64_t)(q - hdr);
+        s = q + 1;
+    }
+}
+
+/* A reader over a memory image. mode 0: short reads of random sizes; 1: always -1;
+   2: returns 0 (EOF) from offset `eof_at` on although `size` says more. */
+typedef struct rd_user { const unsigned char *p; uint64_t n; uint64_t eof_at; int mode; int closed; } rd_user;
+
+static int64_t rd_read(void *user, uint64_t off, void *dst, size_t n) {
+    rd_user *u = (rd_user *)user;
+    uint64_t lim = u->n;
+    if (u->mode == 1) return -1;
+    if (u->mode == 2 && u->eof_at < lim) lim = u->eof_at;
+    if (off >= lim) return 0;
+    if (n > lim - off) n = (size_t)(lim - off);
+    if (n > 1) n = 1 + (size_t)(tu_rand64() % n);
+    memcpy(dst, u->p + off, n);
+    return (int64_t)n;
+}
+static void rd_close(void *user) { ((rd_user *)user)->closed++; }
+
+static safeload_reader mk_reader(rd_user *u, const unsigned char *p, uint64_t n, int mode) {
+    safeload_reader r;
+    memset(u, 0, sizeof *u);
+    u->p = p; u->n = n; u->mode = mode; u->eof_at = n;
+    memset(&r, 0, sizeof r);
+    r.read = rd_read; r.close = rd_close; r.size = n; r.user = u; r.name = "test-reader";
+    return r;
+}
+
+static int write_file(const char *path, const void *p, size_t n) {
+    FILE *fp = fopen(path, "wb");
+    size_t w;
+    if (!fp) return -1;
+    w = n ? fwrite(p, 1, n, fp) : 0;
+    if (fclose(fp) != 0 || w != n) return -1;
+    return 0;
+}
+
+static const char *src_name(int s) { return s == SRC_MEM ? "memory" : s == SRC_FILE ? "file" : "reader"; }
+
+/* Open one image from one source. u must outlive the file for readers. */
+static safeload_result open_src(int src, safeload_file **f, const unsigned char *img, size_t n,
+                                rd_user *u, safeload_error *err) {
+    *f = NULL;
+    if (src == SRC_MEM) return safeload_open_memory(f, img, n, NULL, err);
+    if (src == SRC_FILE) {
+        if (write_file(g_tmp_path, img, n) != 0) { fprintf(stderr, "cannot write %s\n", g_tmp_path); tu_failures++; }
+        return safeload_open(f, g_tmp_path, NULL, err);
+    } else {
+        safeload_reader r = mk_reader(u, img, n, 0);
+        return safeload_open_reader(f, &r, NULL, err);
+    }
+}
+
+/* Open the image from each source in srcs; check the result, err.code, err.offset (unless
+   NOOFF; JSONOFF = within the header) and err.tensor (when tensor != NULL). */
+static void expect_img(int line, int srcs, const unsigned char *img, size_t n,
+                       safeload_result want, uint64_t off, const char *tensor) {
+    int s;
+    for (s = 1; s <= 4; s <<= 1) {
+        safeload_file *f = NULL;
+        safeload_error err;
+        safeload_result r;
+        rd_user u;
+        if (!(srcs & s)) continue;
+        memset(&err, 0x5a, sizeof err);
+        r = open_src(s, &f, img, n, &u, &err);
+        CHECK_MSG(r == want, "line %d (%s): got %s want %s (offset %llu, msg '%.200s')", line,
+                  src_name(s), safeload_result_id(r), safeload_result_id(want),
+                  (unsigned long long)err.offset, r == SAFELOAD_OK ? "" : err.message);
+        if (r != SAFELOAD_OK) {
+            CHECK_MSG(err.code == r, "line %d (%s): err.code %d != result %d", line, src_name(s), (int)err.code, (int)r);
+            CHECK_MSG(f == NULL, "line %d (%s): *out not NULL on failure", line, src_name(s));
+            f = NULL;
+        }
+        if (r == want && want != SAFELOAD_OK) {
+            if (off == JSONOFF) {
+                uint64_t N = 0; int i;
+                for (i = 7; i >= 0; i--) N = (N << 8) | img[i];
+                CHECK_MSG(err.offset >= 8 && err.offset <= 8 + N, "line %d (%s): JSON offset %llu not in [8,%llu]",
+                          line, src_name(s), (unsigned long long)err.offset, (unsigned long long)(8 + N));
+            } else if (off != NOOFF) {
+                CHECK_MSG(err.offset == off, "line %d (%s): offset %llu want %llu", line, src_name(s),
+                          (unsigned long long)err.offset, (unsigned long long)off);
+            }
+            if (tensor)
+                CHECK_MSG(strcmp(err.tensor, tensor) == 0, "line %d (%s): err.tensor '%s' want '%s'", line,
+                          src_name(s), err.tensor, tensor);
+        }
+        if (f) safeload_close(f);
+    }
+}
+
+static void expect_hdr(int line, int srcs, const char *hdr, size_t hlen, size_t dlen,
+                       safeload_result want, uint64_t off, const char *tensor) {
+    size_t n;
+    unsigned char *img = mkimg(hdr, hlen, NULL, dlen, &n);
+    expect_img(line, srcs, img, n, want, off, tensor);
+    free(img);
+}
+
+#define EXP(h, dlen, code, off)        expect_hdr(__LINE__, SRC_MEM, h, strlen(h), dlen, SAFELOAD_##code, off, NULL)
+#define EXPA(h, dlen, code, off)       expect_hdr(__LINE__, SRC_ALL, h, strlen(h), dlen, SAFELOAD_##code, off, NULL)
+#define EXPT(h, dlen, code, off, nm)   expect_hdr(__LINE__, SRC_MEM, h, strlen(h), dlen, SAFELOAD_##code, off, nm)
+#define EXPTA(h, dlen, code, off, nm)  expect_hdr(__LINE__, SRC_ALL, h, strlen(h), dlen, SAFELOAD_##code, off, nm)
+#define EXPN(h, hlen, dlen, code, off) expect_hdr(__LINE__, SRC_MEM, h, hlen, dlen, SAFELOAD_##code, off, NULL)
+#define OKH(h, dlen)                   expect_hdr(__LINE__, SRC_MEM, h, strlen(h), dlen, SAFELOAD_OK, NOOFF, NULL)
+#define OKHA(h, dlen)                  expect_hdr(__LINE__, SRC_ALL, h, strlen(h), dlen, SAFELOAD_OK, NOOFF, NULL)
+#define BADJ(h, dlen)                  expect_hdr(__LINE__, SRC_MEM, h, strlen(h), dlen, SAFELOAD_INVALID_JSON, JSONOFF, NULL)
+
+/* An opened, valid image (memory source; the image lives as long as the file). */
+typedef struct ofile { unsigned char *img; size_t n; safeload_file *f; } ofile;
+
+static ofile open_okn(int line, const char *hdr, size_t hlen, const void *data, size_t dlen) {
+    ofile o;
+    safeload_error err;
+    safeload_result r;
+    o.img = mkimg(hdr, hlen, data, dlen, &o.n);
+    o.f = NULL;
+    r = safeload_open_memory(&o.f, o.img, o.n, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_OK, "line %d: open failed: %s at %llu: %s", line, safeload_result_id(r),
+              (unsigned long long)err.offset, err.message);
+    if (r != SAFELOAD_OK) o.f = NULL;
+    return o;
+}
+#define OPEN_OK(h, dlen) open_okn(__LINE__, h, strlen(h), NULL, dlen)
+
+static void ofile_close(ofile *o) {
+    if (o->f) safeload_close(o->f);
+    free(o->img);
+    o->f = NULL; o->img = NULL;
+}
+
+/* "[2,3]" */
+static const char *shape_str(const safeload_tensor *t) {
+    static char buf[4096];
+    size_t len = 0;
+    uint32_t i;
+    buf[len++] = '[';
+    for (i = 0; i < t->rank && len < sizeof buf - 32; i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, i ? ",%llu" : "%llu", (unsigned long long)t->shape[i]);
+    buf[len++] = ']';
+    buf[len] = 0;
+    return buf;
+}
+
+/* Check tensor i of f: name, dtype, shape, offsets and every derived field. */
+static void chk_t(int line, const safeload_file *f, size_t i, const char *name, safeload_dtype dt,
+                  const char *shape, uint64_t b, uint64_t e) {
+    const safeload_tensor *t = f ? safeload_tensor_at(f, i) : NULL;
+    uint64_t numel = 1;
+    uint32_t k;
+    CHECK_MSG(t != NULL, "line %d: tensor %u missing", line, (unsigned)i);
+    if (!t) return;
+    CHECK_MSG(strcmp(t->name, name) == 0 && t->name_len == strlen(name), "line %d: tensor %u name '%s' want '%s'",
+              line, (unsigned)i, t->name, name);
+    CHECK_MSG(t->dtype == dt, "line %d: %s dtype %d want %d", line, name, (int)t->dtype, (int)dt);
+    CHECK_MSG(strcmp(shape_str(t), shape) == 0, "line %d: %s shape %s want %s", line, name, shape_str(t), shape);
+    CHECK_MSG(t->begin == b && t->end == e, "line %d: %s offsets [%llu,%llu] want [%llu,%llu]", line, name,
+              (unsigned long long)t->begin, (unsigned long long)t->end, (unsigned long long)b, (unsigned long long)e);
+    CHECK_MSG(t->nbytes == e - b, "line %d: %s nbytes %llu", line, name, (unsigned long long)t->nbytes);
+    CHECK_MSG(t->index == i, "line %d: %s index %u want %u", line, name, (unsigned)t->index, (unsigned)i);
+    CHECK_MSG(t->file_offset == safeload_data_offset(f) + b, "line %d: %s file_offset %llu", line, name,
+              (unsigned long long)t->file_offset);
+    CHECK_MSG(t->rank == 0 ? t->shape == NULL : t->shape != NULL, "line %d: %s shape pointer vs rank", line, name);
+    for (k = 0; k < t->rank; k++) numel *= t->shape[k];
+    CHECK_MSG(t->numel == numel, "line %d: %s numel %llu want %llu", line, name, (unsigned long long)t->numel,
+              (unsigned long long)numel);
+    CHECK_MSG(safeload_find(f, name) == t, "line %d: find(%s) is not tensor_at(%u)", line, name, (unsigned)i);
+}
+#define CHK_T(f, i, name, dt, shape, b, e) chk_t(__LINE__, f, i, name, SAFELOAD_##dt, shape, b, e)
+
+/* A plain valid entry and its size, used to fill headers. */
+#define ENT_A "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}"
