@@ -234,3 +234,130 @@ static void chk_t(int line, const safeload_file *f, size_t i, const char *name, 
 
 /* A plain valid entry and its size, used to fill headers. */
 #define ENT_A "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}"
+
+/* ---- rules 1-3: header length ------------------------------------------------------------ */
+static void test_header_length(void) {
+    unsigned char b[64];
+    size_t n;
+    memset(b, 0, sizeof b);
+    /* 1: fewer than 8 bytes, whatever they are */
+    for (n = 0; n < 8; n++) {
+        memset(b, n ? 0xff : 0, sizeof b);
+        save_corpus(b, n);
+        expect_img(__LINE__, SRC_ALL, b, n, SAFELOAD_HEADER_TOO_SMALL, 0, NULL);
+    }
+    /* 2: N > 100,000,000 beats the length check */
+    put_le64(b, UINT64_MAX); save_corpus(b, 8);
+    expect_img(__LINE__, SRC_ALL, b, 8, SAFELOAD_HEADER_TOO_LARGE, 0, NULL);
+    put_le64(b, 100000001ull); save_corpus(b, 8);
+    expect_img(__LINE__, SRC_ALL, b, 8, SAFELOAD_HEADER_TOO_LARGE, 0, NULL);
+    put_le64(b, UINT64_MAX - 7); memcpy(b + 8, "{}", 2); save_corpus(b, 10);
+    expect_img(__LINE__, SRC_ALL, b, 10, SAFELOAD_HEADER_TOO_LARGE, 0, NULL);
+    put_le64(b, (uint64_t)1 << 32); save_corpus(b, 16);
+    expect_img(__LINE__, SRC_MEM, b, 16, SAFELOAD_HEADER_TOO_LARGE, 0, NULL);
+    /* N = 100,000,000 exactly is not too large: the file is just short */
+    put_le64(b, 100000000ull); save_corpus(b, 8);
+    expect_img(__LINE__, SRC_ALL, b, 8, SAFELOAD_INVALID_HEADER_LENGTH, 0, NULL);
+    save_corpus(b, 64);
+    expect_img(__LINE__, SRC_MEM, b, 64, SAFELOAD_INVALID_HEADER_LENGTH, 0, NULL);
+    /* 3: 8 + N past the end */
+    put_le64(b, 3); memcpy(b + 8, "{}", 2); save_corpus(b, 10);
+    expect_img(__LINE__, SRC_ALL, b, 10, SAFELOAD_INVALID_HEADER_LENGTH, 0, NULL);
+    put_le64(b, 1); save_corpus(b, 8);
+    expect_img(__LINE__, SRC_ALL, b, 8, SAFELOAD_INVALID_HEADER_LENGTH, 0, NULL);
+    /* N = 0: an empty header is not a JSON object */
+    put_le64(b, 0); save_corpus(b, 8);
+    expect_img(__LINE__, SRC_ALL, b, 8, SAFELOAD_INVALID_JSON, 8, NULL);
+    /* N = 2 exactly fits */
+    put_le64(b, 2); memcpy(b + 8, "{}", 2); save_corpus(b, 10);
+    expect_img(__LINE__, SRC_ALL, b, 10, SAFELOAD_OK, NOOFF, NULL);
+    /* N = 1 with "{}" after: header "{" is bad JSON; the '}' then is trailing data */
+    put_le64(b, 1); save_corpus(b, 10);
+    expect_img(__LINE__, SRC_MEM, b, 10, SAFELOAD_INVALID_JSON, JSONOFF, NULL);
+}
+
+/* N = 100,000,000 exactly is accepted; one more byte is HEADER_TOO_LARGE. */
+static void test_header_limit(void) {
+    size_t N = 100000000, n = 8 + N + 1;
+    unsigned char *p = (unsigned char *)malloc(n);
+    safeload_file *f = NULL;
+    safeload_error err;
+    safeload_result r;
+    put_le64(p, N);
+    memset(p + 8, ' ', N + 1);
+    memcpy(p + 8, "{}", 2);
+    r = safeload_open_memory(&f, p, 8 + N, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_OK, "100,000,000-byte header: %s", safeload_result_id(r));
+    if (r == SAFELOAD_OK) {
+        CHECK_EQ_U64(safeload_header_size(f), N);
+        CHECK_EQ_U64(safeload_data_offset(f), 8 + N);
+        CHECK_EQ_U64(safeload_data_size(f), 0);
+        CHECK_EQ_U64(safeload_tensor_count(f), 0);
+        safeload_close(f);
+    }
+    put_le64(p, N + 1);
+    expect_img(__LINE__, SRC_MEM, p, n, SAFELOAD_HEADER_TOO_LARGE, 0, NULL);
+    free(p);
+}
+
+/* ---- rule 4: UTF-8 ---------------------------------------------------------------------- */
+static void utf8_case(int line, const char *bytes, int good, size_t bad_at) {
+    /* inside a metadata value, then inside a tensor name, then in the trailing padding */
+    char h[256];
+    const char *pre[3] = { "{\"__metadata__\":{\"k\":\"", "{\"", "{}   " };
+    const char *post[3] = { "\"}}", "\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]}}", "" };
+    size_t dl[3] = { 0, 1, 0 };
+    int i;
+    for (i = 0; i < 3; i++) {
+        size_t pl = strlen(pre[i]);
+        size_t hl;
+        if (i == 2 && good) continue;
+        hl = (size_t)snprintf(h, sizeof h, "%s%s%s", pre[i], bytes, post[i]);
+        if (good)
+            expect_hdr(line, SRC_MEM, h, hl, dl[i], SAFELOAD_OK, NOOFF, NULL);
+        else
+            expect_hdr(line, i == 0 ? SRC_ALL : SRC_MEM, h, hl, dl[i], SAFELOAD_INVALID_UTF8, 8 + pl + bad_at, NULL);
+    }
+}
+#define UTF8_OK(s)       utf8_case(__LINE__, s, 1, 0)
+#define UTF8_BAD(s, at)  utf8_case(__LINE__, s, 0, at)
+
+static void test_utf8(void) {
+    /* boundaries of the valid ranges */
+    UTF8_OK("\xc2\x80"); UTF8_OK("\xdf\xbf"); UTF8_OK("\xe0\xa0\x80"); UTF8_OK("\xed\x9f\xbf");
+    UTF8_OK("\xee\x80\x80"); UTF8_OK("\xef\xbf\xbf"); UTF8_OK("\xf0\x90\x80\x80");
+    UTF8_OK("\xf4\x8f\xbf\xbf"); UTF8_OK("x\xe2\x82\xac\xf0\x9f\x98\x80y");
+    /* overlong 2-byte */
+    UTF8_BAD("\xc0\x80", 0); UTF8_BAD("\xc0\xaf", 0); UTF8_BAD("\xc1\xbf", 0); UTF8_BAD("ab\xc1\x81", 2);
+    /* overlong 3-byte, surrogates */
+    UTF8_BAD("\xe0\x80\x80", 0); UTF8_BAD("\xe0\x9f\xbf", 0);
+    UTF8_BAD("\xed\xa0\x80", 0); UTF8_BAD("\xed\xbf\xbf", 0); UTF8_BAD("x\xed\xb0\x80", 1);
+    /* overlong 4-byte, above U+10FFFF, bytes that never occur */
+    UTF8_BAD("\xf0\x80\x80\x80", 0); UTF8_BAD("\xf0\x8f\xbf\xbf", 0);
+    UTF8_BAD("\xf4\x90\x80\x80", 0); UTF8_BAD("\xf5\x80\x80\x80", 0); UTF8_BAD("\xf7\xbf\xbf\xbf", 0);
+    UTF8_BAD("\xf8\x88\x80\x80\x80", 0); UTF8_BAD("\xfc\x84\x80\x80\x80\x80", 0);
+    UTF8_BAD("\xfe", 0); UTF8_BAD("\xff", 0); UTF8_BAD("abc\xff", 3);
+    /* truncated sequences (followed by the closing quote) */
+    UTF8_BAD("\xc3", 0); UTF8_BAD("\xe2\x82", 0); UTF8_BAD("\xe2", 0); UTF8_BAD("\xf0\x9f\x98", 0);
+    UTF8_BAD("ok\xf0\x9f", 2); UTF8_BAD("\xe2\x82\xe2\x82\xac", 0);
+    /* stray continuation bytes */
+    UTF8_BAD("\x80", 0); UTF8_BAD("\xbf", 0); UTF8_BAD("a\x80", 1); UTF8_BAD("\xc3\xa9\xa9", 2);
+    UTF8_BAD("\xe2\x82\xac\x80", 3);
+    /* the first bad sequence wins */
+    UTF8_BAD("\xc3\xa9\xff\xc0\x80", 2);
+    {
+        /* invalid UTF-8 beats a JSON error that comes earlier */
+        const char h1[] = "{x \"\xff\"}";
+        const char h2[] = "[1,2,\"\xe0\x80\x80\"]";
+        const char h3[] = "{\"a\":{\"dtype\":\"F32\"}}      \xc3";
+        EXPN(h1, sizeof h1 - 1, 0, INVALID_UTF8, 8 + 4);
+        EXPN(h2, sizeof h2 - 1, 0, INVALID_UTF8, 8 + 6);
+        EXPN(h3, sizeof h3 - 1, 0, INVALID_UTF8, 8 + sizeof h3 - 2);
+    }
+    {
+        /* a header whose last byte starts a multibyte sequence: truncated at the end of N */
+        const char h[] = "{}\xe2\x82";
+        EXPN(h, 3, 0, INVALID_UTF8, 10);
+        EXPN(h, 4, 0, INVALID_UTF8, 10);
+    }
+}
