@@ -361,3 +361,137 @@ static void test_utf8(void) {
         EXPN(h, 4, 0, INVALID_UTF8, 10);
     }
 }
+
+/* ---- rule 5: JSON syntax and shape ---------------------------------------------------- */
+#define E1(x) "{\"a\":" x "}"        /* one entry */
+#define EF(x) "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]," x "}}" /* extra field */
+
+static void test_json_syntax(void) {
+    /* syntax errors */
+    BADJ("", 0); BADJ(" ", 0); BADJ("{", 0); BADJ("}", 0); BADJ("{]", 0); BADJ("{\"a\"}", 0);
+    BADJ("{\"a\":}", 0); BADJ("{,}", 0); BADJ("{" ENT_A ",}", 4); BADJ("{" ENT_A ",,}", 4);
+    BADJ("{'a':1}", 0); BADJ("{a:1}", 0); BADJ("{/*c*/}", 0); BADJ("{}//c", 0);
+    BADJ("{" ENT_A, 4); BADJ("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}", 4);
+    BADJ("{\"a\" {\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
+    BADJ("{\"a\":{\"dtype\":\"F32\" \"shape\":[1],\"data_offsets\":[0,4]}}", 4);
+    BADJ("{\"a\":{\"dtype\":\"F32\",\"shape\":[1,],\"data_offsets\":[0,4]}}", 4);
+    BADJ("{\"a\":{\"dtype\":\"F32\",\"shape\":[1 1],\"data_offsets\":[0,4]}}", 4);
+    BADJ("{\"a\":{\"dtype\":\"F32,\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
+    BADJ(EF("\"x\":tru"), 4); BADJ(EF("\"x\":nul"), 4); BADJ(EF("\"x\":True"), 4); BADJ(EF("\"x\":NaN"), 4);
+    BADJ(EF("\"x\":Infinity"), 4); BADJ(EF("\"x\":.5"), 4); BADJ(EF("\"x\":5."), 4); BADJ(EF("\"x\":1e"), 4);
+    BADJ(EF("\"x\":1e+"), 4); BADJ(EF("\"x\":-"), 4); BADJ(EF("\"x\":0x10"), 4); BADJ(EF("\"x\":[1,]"), 4);
+    BADJ(EF("\"x\":{\"y\":1,}"), 4); BADJ(EF("\"x\":{1:2}"), 4); BADJ(EF("\"x\":\"abc"), 4);
+    BADJ(EF("\"x\":01"), 4); BADJ(EF("\"x\":-01"), 4); BADJ(EF("\"x\":+1"), 4);
+    /* trailing characters after the object */
+    {
+        const char nul[] = "{}\0";
+        EXPN(nul, 3, 0, INVALID_JSON, JSONOFF);
+    }
+    BADJ("{}\v", 0); BADJ("{}\f", 0); BADJ("{}\xc2\xa0", 0); BADJ("{}x", 0); BADJ("{}{}", 0);
+    BADJ("{} {}", 0); BADJ("{}  \n 1", 0); BADJ("{" ENT_A "}}", 4); BADJ("{" ENT_A "},", 4);
+    /* leading junk: BOM, other whitespace */
+    BADJ("\xef\xbb\xbf{}", 0); BADJ("\v{}", 0); BADJ("\f{}", 0); BADJ("\xc2\xa0{}", 0); BADJ("x{}", 0);
+    /* the top level must be an object */
+    BADJ("[]", 0); BADJ("null", 0); BADJ("1", 0); BADJ("\"abc\"", 0); BADJ("true", 0);
+    BADJ("[{}]", 0); BADJ("[" ENT_A "]", 4);
+    /* raw control characters inside strings; bad escapes; lone surrogates */
+    {
+        const char h1[] = "{\"__metadata__\":{\"k\":\"a\tb\"}}";
+        const char h2[] = "{\"__metadata__\":{\"k\":\"a\nb\"}}";
+        const char h3[] = "{\"__metadata__\":{\"k\":\"a\x01" "b\"}}";
+        const char h4[] = "{\"__metadata__\":{\"k\":\"a\x1f" "b\"}}";
+        const char h5[] = "{\"__metadata__\":{\"k\":\"a\0b\"}}";
+        const char h6[] = "{\"a\x7f\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]}}";
+        EXPN(h1, sizeof h1 - 1, 0, INVALID_JSON, JSONOFF);
+        EXPN(h2, sizeof h2 - 1, 0, INVALID_JSON, JSONOFF);
+        EXPN(h3, sizeof h3 - 1, 0, INVALID_JSON, JSONOFF);
+        EXPN(h4, sizeof h4 - 1, 0, INVALID_JSON, JSONOFF);
+        EXPN(h5, sizeof h5 - 1, 0, INVALID_JSON, JSONOFF);
+        EXPN(h6, sizeof h6 - 1, 1, OK, NOOFF); /* DEL is not a control character for JSON */
+    }
+    BADJ("{\"__metadata__\":{\"k\":\"\\x41\"}}", 0); BADJ("{\"__metadata__\":{\"k\":\"\\u12G4\"}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":\"\\u12\"}}", 0); BADJ("{\"__metadata__\":{\"k\":\"\\U0041\"}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":\"\\a\"}}", 0); BADJ("{\"__metadata__\":{\"k\":\"\\'\"}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":\"\\0\"}}", 0); BADJ("{\"__metadata__\":{\"k\":\"\\\"}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":\"\\ud800\"}}", 0); BADJ("{\"__metadata__\":{\"k\":\"\\udc00\"}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":\"\\ud800\\u0041\"}}", 0); BADJ("{\"__metadata__\":{\"k\":\"\\ud800x\"}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":\"\\udbff\\udbff\"}}", 0); BADJ("{\"__metadata__\":{\"k\":\"\\udfff\\ud800\"}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":\"\\ud800\\\"}}", 0); BADJ("{\"__metadata__\":{\"\\ud83d\":\"v\"}}", 0);
+    BADJ("{\"\\udc00\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]}}", 1);
+    BADJ(EF("\"x\":\"\\ud800\""), 4); BADJ(EF("\"\\ud800\":1"), 4); BADJ(EF("\"x\":\"\\q\""), 4);
+}
+
+/* ---- rule 5: types, numbers, fields ---------------------------------------------------- */
+static void test_json_types(void) {
+    /* numbers in shape / data_offsets */
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[-0],\"data_offsets\":[0,0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1e0],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1E0],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[00],\"data_offsets\":[0,0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[01],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[+0],\"data_offsets\":[0,0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[18446744073709551616],\"data_offsets\":[0,0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[0,18446744073709551616],\"data_offsets\":[0,0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[0,99999999999999999999],\"data_offsets\":[0,0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[0,184467440737095516150],\"data_offsets\":[0,0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[\"1\"],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[null],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[true],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[[1]],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.0]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4e0]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,04]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,-4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[+0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,18446744073709551616]}"), 4);
+    /* shape: not an array */
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":1,\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":null,\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":{},\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":\"[1]\",\"data_offsets\":[0,4]}"), 4);
+    /* data_offsets: exactly two unsigned integers */
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":null}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":{}}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":{\"0\":0,\"1\":4}}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[\"0\",\"4\"]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":\"0,4\"}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,null]}"), 4);
+    /* dtype */
+    BADJ(E1("{\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"float32\",\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F8_E4M3FN\",\"shape\":[1],\"data_offsets\":[0,1]}"), 1);
+    BADJ(E1("{\"dtype\":\"F128\",\"shape\":[1],\"data_offsets\":[0,16]}"), 16);
+    BADJ(E1("{\"dtype\":\"\",\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32 \",\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F3\",\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"I4\",\"shape\":[2],\"data_offsets\":[0,1]}"), 1);
+    BADJ(E1("{\"dtype\":\"C128\",\"shape\":[1],\"data_offsets\":[0,16]}"), 16);
+    BADJ(E1("{\"dtype\":\"NONE\",\"shape\":[1],\"data_offsets\":[0,1]}"), 1);
+    BADJ(E1("{\"dtype\":17,\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":null,\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":{\"F32\":null},\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":[\"F32\"],\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    {
+        const char h[] = "{\"a\":{\"dtype\":\"F32\0\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+        EXPN(h, sizeof h - 1, 4, INVALID_JSON, JSONOFF);
+    }
+    BADJ(E1("{\"dtype\":\"F32\\u0000\",\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    /* missing fields, duplicated fields */
+    BADJ(E1("{\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1]}"), 4);
+    BADJ(E1("{}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"dty\\u0070e\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}"), 4);
+    /* entries that are not objects */
+    BADJ(E1("[\"F32\",[1],[0,4]]"), 4); BADJ(E1("null"), 0); BADJ(E1("1"), 0); BADJ(E1("\"F32\""), 0);
+    BADJ("{\"__METADATA__\":{\"k\":\"v\"}}", 0); BADJ("{\"__metadata\":{}}", 0);
+}
