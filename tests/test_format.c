@@ -495,3 +495,131 @@ static void test_json_types(void) {
     BADJ(E1("[\"F32\",[1],[0,4]]"), 4); BADJ(E1("null"), 0); BADJ(E1("1"), 0); BADJ(E1("\"F32\""), 0);
     BADJ("{\"__METADATA__\":{\"k\":\"v\"}}", 0); BADJ("{\"__metadata\":{}}", 0);
 }
+
+/* ---- rule 5: __metadata__, nesting depth, ignored numbers ----------------------------- */
+static char *nested(const char *open, const char *close, int k) {
+    /* EF("\"x\":" k opens + "1" + k closes) */
+    size_t ol = strlen(open), cl = strlen(close), n = 256 + (size_t)k * (ol + cl);
+    char *h = (char *)malloc(n), *p;
+    int i;
+    p = h + sprintf(h, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":");
+    for (i = 0; i < k; i++) { memcpy(p, open, ol); p += ol; }
+    *p++ = '1';
+    for (i = 0; i < k; i++) { memcpy(p, close, cl); p += cl; }
+    strcpy(p, "}}");
+    return h;
+}
+
+static void test_json_meta_depth(void) {
+    char *h;
+    /* metadata values must be strings */
+    BADJ("{\"__metadata__\":{\"k\":1}}", 0); BADJ("{\"__metadata__\":{\"k\":true}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":null}}", 0); BADJ("{\"__metadata__\":{\"k\":{}}}", 0);
+    BADJ("{\"__metadata__\":{\"k\":[]}}", 0); BADJ("{\"__metadata__\":{\"k\":[\"v\"]}}", 0);
+    BADJ("{\"__metadata__\":{\"a\":\"b\",\"k\":1.5}}", 0);
+    BADJ("{\"__metadata__\":\"pt\"}", 0); BADJ("{\"__metadata__\":[]}", 0); BADJ("{\"__metadata__\":1}", 0);
+    BADJ("{\"__metadata__\":true}", 0); BADJ("{\"__metadata__\":[[\"k\",\"v\"]]}", 0);
+    BADJ("{\"__metadata__\":{},\"__metadata__\":{}}", 0);
+    BADJ("{\"__metadata__\":null,\"__metadata__\":{}}", 0);
+    BADJ("{\"__metadata__\":{\"a\":\"b\"}," ENT_A ",\"__metadata__\":{\"c\":\"d\"}}", 4);
+    BADJ("{\"__metadata__\":{},\"__metad\\u0061ta__\":{}}", 0);
+    BADJ("{\"__metad\\u0061ta__\":\"pt\"}", 0);
+    /* nesting: top-level object = 1, entry = 2; 127 open containers accepted, 128 not */
+    h = nested("[", "]", 125); OKH(h, 4); free(h);
+    h = nested("[", "]", 126); BADJ(h, 4); free(h);
+    h = nested("[", "]", 1000); BADJ(h, 4); free(h);
+    h = nested("{\"y\":", "}", 125); OKH(h, 4); free(h);
+    h = nested("{\"y\":", "}", 126); BADJ(h, 4); free(h);
+    h = nested("[{\"y\":", "}]", 62); OKH(h, 4); free(h);      /* 2 + 2*62 = 126 */
+    h = nested("[{\"y\":", "}]", 63); BADJ(h, 4); free(h);     /* 128 */
+    {
+        /* a very deep array with nothing closed: must not blow the stack */
+        size_t k = 200000, n;
+        char *d = (char *)malloc(k + 64);
+        n = (size_t)sprintf(d, "{\"a\":{\"x\":");
+        memset(d + n, '[', k);
+        d[n + k] = 0;
+        EXPN(d, n + k, 0, INVALID_JSON, JSONOFF);
+        free(d);
+    }
+    /* ignored numbers must be finite doubles */
+    BADJ(EF("\"x\":1e400"), 4); BADJ(EF("\"x\":-1e400"), 4); BADJ(EF("\"x\":1.8e308"), 4);
+    BADJ(EF("\"x\":[1,2,1e309]"), 4); BADJ(EF("\"x\":{\"y\":-2e308}"), 4);
+    {
+        char big[600];
+        memset(big, '0', sizeof big);
+        memcpy(big, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1", 59);
+        strcpy(big + 59 + 399, "}}");
+        BADJ(big, 4);                                                    /* 400 digits */
+        big[59 + 299] = 0; strcat(big, "}}");
+        OKH(big, 4);                                                     /* 300 digits */
+    }
+    OKH(EF("\"x\":1e308"), 4); OKH(EF("\"x\":1.7976931348623157e308"), 4); OKH(EF("\"x\":0e999999"), 4);
+    OKH(EF("\"x\":-1.7976931348623157e308"), 4); OKH(EF("\"x\":1e-400"), 4); OKH(EF("\"x\":-0"), 4);
+    OKH(EF("\"x\":18446744073709551616"), 4); OKH(EF("\"x\":-9223372036854775809"), 4);
+    OKH(EF("\"x\":0.000000000000000000000000000001e-10"), 4);
+}
+
+/* ---- rule 5: what must be accepted --------------------------------------------------- */
+static void test_json_accepted(void) {
+    ofile o;
+    const safeload_kv *kv;
+    /* whitespace before, after and between tokens */
+    OKHA(" \t\r\n{}\n\r\t ", 0);
+    OKHA("\n{ \"a\" :\t{ \"dtype\" : \"F32\" ,\r\n\"shape\" : [ 1 ] , \"data_offsets\" : [ 0 , 4 ] } }  ", 4);
+    OKH("{\t}", 0); OKH("{ }", 0); OKH("{}\n", 0); OKH("{}\r\n", 0); OKH("    {}", 0);
+    /* unknown extra fields of every kind */
+    OKH(EF("\"x\":{\"y\":[1,-2.5e-3,true,false,null,\"s\",{}]}"), 4);
+    OKH(EF("\"x\":-1,\"y\":2.5,\"z\":true,\"w\":false,\"v\":null,\"u\":\"F99\",\"t\":[],\"s\":{}"), 4);
+    OKH(EF("\"dtype_\":\"bad\",\"Shape\":1,\"data\":null"), 4);
+    OKH(E1("{\"x\":1,\"dtype\":\"F32\",\"y\":[],\"shape\":[1],\"z\":{},\"data_offsets\":[0,4],\"w\":null}"), 4);
+    /* any key order */
+    OKH(E1("{\"data_offsets\":[0,4],\"shape\":[1],\"dtype\":\"F32\"}"), 4);
+    OKH(E1("{\"shape\":[1],\"data_offsets\":[0,4],\"dtype\":\"F32\"}"), 4);
+    OKH("{" ENT_A ",\"__metadata__\":{\"k\":\"v\"}}", 4);
+    /* escapes are decoded before matching */
+    o = OPEN_OK("{\"__metad\\u0061ta__\":{\"k\\u0041\":\"\\u0041\\\"\\\\\\/\\b\\f\\n\\r\\t\"},"
+                "\"n\\u0041me\":{\"dty\\u0070e\":\"F\\u00332\",\"sh\\u0061pe\":[1],\"data_offsets\":[0,4]}}", 4);
+    CHECK(safeload_has_metadata(o.f));
+    CHECK_EQ_U64(safeload_metadata_count(o.f), 1);
+    kv = safeload_metadata_find(o.f, "kA");
+    CHECK(kv && kv->value_len == 9 && memcmp(kv->value, "A\"\\/\b\f\n\r\t", 10) == 0);
+    CHK_T(o.f, 0, "nAme", F32, "[1]", 0, 4);
+    ofile_close(&o);
+    /* surrogate pairs -> 4-byte UTF-8; \u escapes of BMP characters; raw multibyte names */
+    o = OPEN_OK("{\"__metadata__\":{\"e\":\"\\ud83d\\ude00\\u00e9\\u20AC\\uFFFF\\uD800\\uDC00\\udbff\\udfff\"},"
+                "\"\xe6\xa8\xa1\xe5\x9e\x8b.\xf0\x9f\x98\x80\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},"
+                "\"\\ud83d\\ude01\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[1,2]}}", 2);
+    kv = safeload_metadata_find(o.f, "e");
+    CHECK(kv && kv->value_len == 4 + 2 + 3 + 3 + 4 + 4 &&
+          memcmp(kv->value, "\xf0\x9f\x98\x80\xc3\xa9\xe2\x82\xac\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", 20) == 0);
+    CHK_T(o.f, 0, "\xe6\xa8\xa1\xe5\x9e\x8b.\xf0\x9f\x98\x80", U8, "[]", 0, 1);
+    CHK_T(o.f, 1, "\xf0\x9f\x98\x81", U8, "[]", 1, 2);
+    ofile_close(&o);
+    /* \u0000 inside a metadata value (and key): value_len counts it */
+    o = OPEN_OK("{\"__metadata__\":{\"k\":\"a\\u0000b\",\"z\\u0000\":\"\\u0000\"}}", 0);
+    kv = safeload_metadata_at(o.f, 0);
+    CHECK(kv && kv->key_len == 1 && kv->value_len == 3 && memcmp(kv->value, "a\0b", 4) == 0);
+    kv = safeload_metadata_at(o.f, 1);
+    CHECK(kv && kv->key_len == 2 && memcmp(kv->key, "z\0", 3) == 0 && kv->value_len == 1 && kv->value[0] == 0);
+    ofile_close(&o);
+    /* null metadata = none; {} = empty; __metadata__ anywhere */
+    o = OPEN_OK("{\"__metadata__\":null," ENT_A "}", 4);
+    CHECK(!safeload_has_metadata(o.f)); CHECK_EQ_U64(safeload_metadata_count(o.f), 0);
+    CHECK_EQ_U64(safeload_tensor_count(o.f), 1);
+    ofile_close(&o);
+    o = OPEN_OK("{" ENT_A ",\"__metadata__\":{}}", 4);
+    CHECK(safeload_has_metadata(o.f)); CHECK_EQ_U64(safeload_metadata_count(o.f), 0);
+    CHECK(safeload_metadata_find(o.f, "") == NULL);
+    ofile_close(&o);
+    o = OPEN_OK("{}", 0);
+    CHECK(!safeload_has_metadata(o.f)); CHECK(safeload_metadata_find(o.f, "k") == NULL);
+    CHECK(safeload_metadata_at(o.f, 0) == NULL);
+    ofile_close(&o);
+    /* an empty name and a name that looks like JSON are fine */
+    o = OPEN_OK("{\"\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},"
+                "\"{\\\"x\\\":[1]}\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[1,2]}}", 2);
+    CHK_T(o.f, 0, "", U8, "[]", 0, 1);
+    CHK_T(o.f, 1, "{\"x\":[1]}", U8, "[]", 1, 2);
+    ofile_close(&o);
+}
