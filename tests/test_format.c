@@ -623,3 +623,142 @@ static void test_json_accepted(void) {
     CHK_T(o.f, 1, "{\"x\":[1]}", U8, "[]", 1, 2);
     ofile_close(&o);
 }
+
+/* ---- rule 6: duplicates and NUL in names ------------------------------------------------ */
+/* one entry: T("a", "F32", "[1]", 0, 4) */
+#define T(n, d, s, b, e) "\"" n "\":{\"dtype\":\"" d "\",\"shape\":" s ",\"data_offsets\":[" #b "," #e "]}"
+
+static void test_duplicates(void) {
+    const char *h;
+    safeload_file *f = NULL;
+    safeload_error err;
+    size_t n;
+    unsigned char *img;
+    h = "{" T("a","F32","[1]",0,4) "," T("a","F32","[1]",0,4) "}";
+    EXPTA(h, 4, DUPLICATE_KEY, at(h, "\"a\":", 2), "a");
+    h = "{" T("a","F32","[1]",0,4) "," T("b","F32","[1]",4,8) "," T("a","F32","[1]",8,12) "}";
+    EXPT(h, 12, DUPLICATE_KEY, at(h, "\"a\":", 2), "a");
+    h = "{" T("a","F32","[2]",0,8) "," T("b","F32","[1]",4,8) "," T("a","F32","[1]",0,4) "}";
+    EXPT(h, 8, DUPLICATE_KEY, at(h, "\"a\":", 2), "a");
+    h = "{" T("x.y","F32","[1]",0,4) "," T("x.\\u0079","F32","[1]",4,8) "}";
+    EXPT(h, 8, DUPLICATE_KEY, at(h, "\"x.\\u0079\"", 1), "x.y");
+    h = "{" T("\\u00e9","U8","[]",0,1) "," T("\xc3\xa9","U8","[]",1,2) "}";
+    EXPT(h, 2, DUPLICATE_KEY, at(h, "\"\xc3\xa9\"", 1), "\xc3\xa9");
+    /* a duplicate is found before any offset problem (even one in an earlier tensor) */
+    h = "{" T("a","F32","[1]",0,5) "," T("b","F32","[1]",9,4) "," T("b","F32","[1]",0,4) "}";
+    EXPT(h, 4, DUPLICATE_KEY, at(h, "\"b\":", 2), "b");
+    /* ... but after the JSON has parsed completely */
+    h = "{" T("a","F32","[1]",0,4) "," T("a","F32","[1]",0,4) ",\"b\":1}";
+    BADJ(h, 4);
+    /* duplicate metadata keys */
+    h = "{\"__metadata__\":{\"k\":\"1\",\"j\":\"2\",\"k\":\"1\"}}";
+    EXPTA(h, 0, DUPLICATE_KEY, at(h, "\"k\"", 2), "k");
+    h = "{\"__metadata__\":{\"format\":\"pt\",\"form\\u0061t\":\"np\"}," ENT_A "}";
+    EXPT(h, 4, DUPLICATE_KEY, at(h, "\"form\\u0061t\"", 1), "format");
+    h = "{" ENT_A ",\"__metadata__\":{\"\":\"1\",\"\":\"2\"}}";
+    EXPT(h, 4, DUPLICATE_KEY, at(h, "\"\"", 2), "");
+    /* a tensor and a metadata key may share a name */
+    OKH("{\"__metadata__\":{\"a\":\"x\"}," ENT_A "}", 4);
+    /* NUL in a tensor name */
+    h = "{" T("a\\u0000b","U8","[]",0,1) "}";
+    EXP(h, 1, INVALID_NAME, 9);
+    h = "{" T("ok","U8","[]",0,1) "," T("\\u0000","U8","[]",1,2) "}";
+    EXP(h, 2, INVALID_NAME, at(h, "\"\\u0000\"", 1));
+    h = "{" T("a\\u0000b","U8","[]",0,1) "}";
+    img = mkimg(h, strlen(h), NULL, 1, &n);
+    memset(&err, 0, sizeof err);
+    CHECK(safeload_open_memory(&f, img, n, NULL, &err) == SAFELOAD_INVALID_NAME);
+    CHECK(err.tensor[0] == 'a');               /* the name, as far as C strings go */
+    free(img);
+    /* NUL in a name is reported even when offsets are bad */
+    h = "{" T("a","F32","[1]",0,3) "," T("\\u0000z","U8","[]",7,8) "}";
+    EXP(h, 4, INVALID_NAME, at(h, "\"\\u0000z\"", 1));
+}
+
+/* ---- rule 7: offsets, sizes, overflow --------------------------------------------------- */
+#define TOFF(h, n) at(h, "\"" n "\":{", 1)
+
+static void test_offsets(void) {
+    const char *h;
+    ofile o;
+    /* gaps, overlap, containment, identical ranges, end < begin */
+    h = "{" T("a","F32","[1]",4,8) "}";                               EXPTA(h, 8, INVALID_OFFSET, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[1]",0,4) "," T("b","F32","[1]",8,12) "}";     EXPT(h, 12, INVALID_OFFSET, TOFF(h,"b"), "b");
+    h = "{" T("a","F32","[2]",0,8) "," T("b","F32","[1]",4,8) "}";      EXPT(h, 8, INVALID_OFFSET, TOFF(h,"b"), "b");
+    h = "{" T("a","F32","[2]",0,8) "," T("b","U8","[2]",2,4) "}";       EXPT(h, 8, INVALID_OFFSET, TOFF(h,"b"), "b");
+    h = "{" T("a","F32","[1]",0,4) "," T("b","F32","[1]",0,4) "}";      EXPT(h, 4, INVALID_OFFSET, TOFF(h,"b"), "b");
+    h = "{" T("b","F32","[1]",0,4) "," T("a","F32","[1]",0,4) "}";      EXPT(h, 4, INVALID_OFFSET, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[1]",0,4) "," T("b","F32","[1]",4,0) "}";      EXPT(h, 4, INVALID_OFFSET, TOFF(h,"b"), "b");
+    h = "{" T("a","F32","[0]",4,0) "}";                               EXPT(h, 0, INVALID_OFFSET, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[1]",0,4) "," T("b","F32","[1]",5,9) "}";      EXPT(h, 9, INVALID_OFFSET, TOFF(h,"b"), "b");
+    h = "{" T("a","F32","[1]",0,4) "," T("b","F32","[1]",3,7) "}";      EXPT(h, 7, INVALID_OFFSET, TOFF(h,"b"), "b");
+    /* the first bad tensor in offset order wins, whatever its error and header position */
+    h = "{" T("c","F32","[2]",8,12) "," T("b","F32","[3]",4,8) "," T("a","F4","[3]",0,4) "}";
+    EXPTA(h, 12, MISALIGNED_SUBBYTE, TOFF(h,"a"), "a");
+    h = "{" T("c","F32","[2]",8,12) "," T("b","F32","[3]",4,8) "," T("a","F32","[1]",0,4) "}";
+    EXPT(h, 12, SIZE_MISMATCH, TOFF(h,"b"), "b");
+    h = "{" T("c","F32","[1]",9,13) "," T("b","U8","[4611686018427387904,4]",4,8) "," T("a","F32","[1]",0,4) "}";
+    EXPT(h, 13, OVERFLOW, TOFF(h,"b"), "b");
+    h = "{" T("c","F32","[1]",100,104) "," T("b","F32","[1]",4,8) "," T("a","I8","[4]",0,3) "}";
+    EXPT(h, 8, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    h = "{" T("z","F4","[1]",4,4) "," T("y","F32","[1]",0,4) "," T("x","F32","[1]",4,9) "}";
+    EXPT(h, 9, MISALIGNED_SUBBYTE, TOFF(h,"z"), "z");
+    h = "{" T("z","F32","[1]",4,9) "," T("y","F32","[1]",0,4) "," T("x","F32","[0]",4,4) "}";
+    EXPT(h, 9, SIZE_MISMATCH, TOFF(h,"z"), "z");
+    /* overflow: shape product left to right from 1, then x bits */
+    OKH("{" T("a","F32","[0,18446744073709551615]",0,0) "}", 0);
+    OKH("{" T("a","F32","[18446744073709551615,0]",0,0) "}", 0);
+    OKH("{" T("a","U64","[18446744073709551615,0,18446744073709551615]",0,0) "}", 0);
+    h = "{" T("a","F32","[4294967296,4294967296,0]",0,0) "}";         EXPTA(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","U8","[2,9223372036854775808]",0,0) "}";            EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","U8","[2,18446744073709551614]",0,0) "}";           EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","U8","[2305843009213693952]",0,0) "}";              EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","BOOL","[2305843009213693952]",0,0) "}";            EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","F4","[4611686018427387904]",0,0) "}";              EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[2,9223372036854775807]",0,0) "}";           EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","U64","[288230376151711744]",0,0) "}";              EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[18446744073709551615,2,0]",0,0) "}";        EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    /* the largest sizes that do not overflow: size mismatch instead */
+    h = "{" T("a","U8","[2305843009213693951]",0,0) "}";              EXPT(h, 0, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    h = "{" T("a","F4","[4611686018427387902]",0,0) "}";              EXPT(h, 0, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    h = "{" T("a","U64","[288230376151711743]",0,0) "}";              EXPT(h, 0, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    /* sub-byte dtypes */
+    h = "{" T("a","F4","[]",0,1) "}";                                 EXPTA(h, 1, MISALIGNED_SUBBYTE, TOFF(h,"a"), "a");
+    h = "{" T("a","F4","[]",0,0) "}";                                 EXPT(h, 0, MISALIGNED_SUBBYTE, TOFF(h,"a"), "a");
+    h = "{" T("a","F4","[3]",0,2) "}";                                EXPT(h, 2, MISALIGNED_SUBBYTE, TOFF(h,"a"), "a");
+    h = "{" T("a","F4","[1,3]",0,2) "}";                              EXPT(h, 2, MISALIGNED_SUBBYTE, TOFF(h,"a"), "a");
+    h = "{" T("a","F6_E2M3","[3]",0,3) "}";                           EXPT(h, 3, MISALIGNED_SUBBYTE, TOFF(h,"a"), "a");
+    h = "{" T("a","F6_E3M2","[5]",0,4) "}";                           EXPT(h, 4, MISALIGNED_SUBBYTE, TOFF(h,"a"), "a");
+    h = "{" T("a","F6_E3M2","[2]",0,2) "}";                           EXPT(h, 2, MISALIGNED_SUBBYTE, TOFF(h,"a"), "a");
+    OKH("{" T("a","F6_E2M3","[4]",0,3) "}", 3); OKH("{" T("a","F6_E3M2","[2,2]",0,3) "}", 3);
+    OKH("{" T("a","F4","[2]",0,1) "}", 1); OKH("{" T("a","F4","[3,2]",0,3) "}", 3);
+    OKH("{" T("a","F4","[0]",0,0) "}", 0); OKH("{" T("a","F6_E2M3","[3,0]",0,0) "}", 0);
+    h = "{" T("a","F4","[4]",0,3) "}";                                EXPT(h, 3, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    h = "{" T("a","F6_E2M3","[4]",0,4) "}";                           EXPT(h, 4, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    /* size mismatch */
+    h = "{" T("a","F32","[1]",0,3) "}";                               EXPTA(h, 3, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[1]",0,8) "}";                               EXPT(h, 8, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[0]",0,4) "}";                               EXPT(h, 4, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[]",0,0) "}";                                EXPT(h, 0, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    h = "{" T("a","F32","[2,2]",0,16) "," T("b","BF16","[3]",16,24) "}"; EXPT(h, 24, SIZE_MISMATCH, TOFF(h,"b"), "b");
+    /* reported even when the data section is missing entirely */
+    h = "{" T("a","F32","[1]",0,8) "}";                               EXPT(h, 0, SIZE_MISMATCH, TOFF(h,"a"), "a");
+    /* zero-sized tensors */
+    o = OPEN_OK("{" T("b","F32","[1]",0,4) "," T("a","F32","[0]",0,0) "}", 4);  /* (0,0) sorts before (0,4) */
+    CHK_T(o.f, 0, "a", F32, "[0]", 0, 0); CHK_T(o.f, 1, "b", F32, "[1]", 0, 4);
+    ofile_close(&o);
+    o = OPEN_OK("{" T("z3","I8","[0]",4,4) "," T("a","F32","[1]",0,4) "," T("z1","I8","[5,0]",4,4) ","
+                T("b","F32","[1]",4,8) "," T("z2","BF16","[0,7]",4,4) "," T("e","U8","[0]",8,8) ","
+                T("d","F4","[0]",8,8) "," T("s","F64","[0]",0,0) "}", 8);
+    CHECK_EQ_U64(safeload_tensor_count(o.f), 8);
+    CHK_T(o.f, 0, "s", F64, "[0]", 0, 0); CHK_T(o.f, 1, "a", F32, "[1]", 0, 4);
+    CHK_T(o.f, 2, "z3", I8, "[0]", 4, 4); CHK_T(o.f, 3, "z1", I8, "[5,0]", 4, 4);
+    CHK_T(o.f, 4, "z2", BF16, "[0,7]", 4, 4); CHK_T(o.f, 5, "b", F32, "[1]", 4, 8);
+    CHK_T(o.f, 6, "e", U8, "[0]", 8, 8); CHK_T(o.f, 7, "d", F4, "[0]", 8, 8);
+    ofile_close(&o);
+    h = "{" T("a","F32","[2]",0,8) "," T("z","F32","[0]",4,4) "}";      EXPT(h, 8, INVALID_OFFSET, TOFF(h,"z"), "z");
+    h = "{" T("a","F32","[1]",0,4) "," T("z","F32","[0]",8,8) "}";      EXPT(h, 4, INVALID_OFFSET, TOFF(h,"z"), "z");
+    h = "{" T("z","F32","[0]",1,1) "}";                               EXPT(h, 0, INVALID_OFFSET, TOFF(h,"z"), "z");
+    h = "{" T("z","F32","[0]",0,1) "}";                               EXPT(h, 1, SIZE_MISMATCH, TOFF(h,"z"), "z");
+    OKHA("{" T("z","F32","[0]",0,0) "}", 0);
+}
