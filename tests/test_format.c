@@ -762,3 +762,137 @@ static void test_offsets(void) {
     h = "{" T("z","F32","[0]",0,1) "}";                               EXPT(h, 1, SIZE_MISMATCH, TOFF(h,"z"), "z");
     OKHA("{" T("z","F32","[0]",0,0) "}", 0);
 }
+
+/* ---- rule 8: the data section must end exactly at EOF ----------------------------------- */
+static void test_incomplete(void) {
+    const char *h;
+    size_t N;
+    char *b;
+    int i;
+    h = "{" ENT_A "}"; N = strlen(h);
+    EXPA(h, 5, INCOMPLETE_BUFFER, 8 + N + 4);              /* one trailing byte */
+    EXP(h, 4096, INCOMPLETE_BUFFER, 8 + N + 4);
+    EXPA(h, 3, INCOMPLETE_BUFFER, 8 + N + 3);              /* truncated: offset = file size */
+    EXP(h, 0, INCOMPLETE_BUFFER, 8 + N);
+    h = "{}"; EXPA(h, 1, INCOMPLETE_BUFFER, 10);             /* no tensors, some bytes */
+    h = "{\"__metadata__\":{\"k\":\"v\"}}"; EXP(h, 7, INCOMPLETE_BUFFER, 8 + strlen(h));
+    h = "{" T("a","F32","[0]",0,0) "}"; EXP(h, 2, INCOMPLETE_BUFFER, 8 + strlen(h));
+    h = "{" T("a","U8","[2305843009213693951]",0,2305843009213693951) "}";
+    EXP(h, 16, INCOMPLETE_BUFFER, 8 + strlen(h) + 16);
+    /* eight U8 [2^61-1] tensors ending at 2^64-8: 8 + N + data_len overflows */
+    b = (char *)malloc(4096);
+    N = (size_t)sprintf(b, "{");
+    for (i = 0; i < 8; i++) {
+        unsigned long long s = 2305843009213693951ull;
+        N += (size_t)sprintf(b + N, "%s\"t%d\":{\"dtype\":\"U8\",\"shape\":[%llu],\"data_offsets\":[%llu,%llu]}",
+                             i ? "," : "", i, s, s * (unsigned long long)i, s * (unsigned long long)(i + 1));
+    }
+    strcpy(b + N, "}");
+    EXPA(b, 16, INCOMPLETE_BUFFER, NOOFF);
+    /* ... and the same with the last end at 2^64-1 would be past 2^64-8; SIZE_MISMATCH first */
+    free(b);
+}
+
+/* ---- well-formed files --------------------------------------------------------------- */
+static void test_reference_vector(void) {
+    /* upstream test_deserialization: N = 60, not a multiple of 8 */
+    const char *h = "{\"test\":{\"dtype\":\"I32\",\"shape\":[2,2],\"data_offsets\":[0,16]}}";
+    unsigned char data[16], out[16];
+    ofile o;
+    const safeload_tensor *t;
+    int i;
+    CHECK_EQ_U64(strlen(h), 60);
+    for (i = 0; i < 16; i++) data[i] = (unsigned char)(i * 17);
+    o = open_okn(__LINE__, h, strlen(h), data, 16);
+    if (!o.f) return;
+    CHECK_EQ_U64(safeload_header_size(o.f), 60);
+    CHECK_EQ_U64(safeload_data_offset(o.f), 68);
+    CHECK_EQ_U64(safeload_data_size(o.f), 16);
+    CHECK_EQ_U64(safeload_file_size(o.f), 84);
+    CHECK_EQ_U64(safeload_tensor_count(o.f), 1);
+    CHK_T(o.f, 0, "test", I32, "[2,2]", 0, 16);
+    t = safeload_find(o.f, "test");
+    CHECK(t && t->numel == 4 && t->file_offset == 68 && t->header_offset == 9);
+    CHECK(safeload_read(o.f, t, out, sizeof out, NULL) == SAFELOAD_OK && memcmp(out, data, 16) == 0);
+    CHECK(!safeload_has_metadata(o.f));
+    CHECK(safeload_tensor_at(o.f, 1) == NULL);
+    ofile_close(&o);
+    expect_img(__LINE__, SRC_ALL, o.img = mkimg(h, strlen(h), data, 16, &o.n), o.n, SAFELOAD_OK, NOOFF, NULL);
+    free(o.img);
+}
+
+static void test_no_alignment(void) {
+    /* F64 at data offset 6, header length 61 */
+    const char *h = "{" T("a","U8","[6]",0,6) "," T("b","F64","[1]",6,14) "}";
+    unsigned char out[8];
+    ofile o = OPEN_OK(h, 14);
+    if (!o.f) return;
+    CHK_T(o.f, 0, "a", U8, "[6]", 0, 6); CHK_T(o.f, 1, "b", F64, "[1]", 6, 14);
+    CHECK(safeload_read(o.f, safeload_find(o.f, "b"), out, 8, NULL) == SAFELOAD_OK);
+    CHECK(memcmp(out, o.img + 8 + strlen(h) + 6, 8) == 0);
+    ofile_close(&o);
+    EXPA(h, 14, OK, NOOFF);
+}
+
+static const char *const dt_names[22] = { "BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2",
+    "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32", "U32",
+    "F32", "C64", "F64", "I64", "U64" };
+static const unsigned dt_bits[22] = { 8,4,6,6,8,8,8,8,8,8,8,16,16,16,16,32,32,32,64,64,64,64 };
+
+static void test_dtypes(void) {
+    char h[8192];
+    size_t len = 0, off = 0;
+    int i;
+    ofile o;
+    CHECK_EQ_U64(SAFELOAD_DTYPE_COUNT, 23);
+    for (i = 0; i < 22; i++) {
+        safeload_dtype d = (safeload_dtype)(i + 1);
+        CHECK_STR(safeload_dtype_name(d), dt_names[i]);
+        CHECK_EQ_U64(safeload_dtype_from_name(dt_names[i], strlen(dt_names[i])), d);
+        CHECK_EQ_U64(safeload_dtype_bits(d), dt_bits[i]);
+        CHECK_EQ_U64(safeload_dtype_size(d), dt_bits[i] % 8 ? 0 : dt_bits[i] / 8);
+        /* a prefix or an extension of a name is not that name */
+        CHECK(safeload_dtype_from_name(dt_names[i], strlen(dt_names[i]) - 1) != d);
+    }
+    CHECK(safeload_dtype_name(SAFELOAD_DTYPE_NONE) == NULL);
+    CHECK(safeload_dtype_name(SAFELOAD_DTYPE_COUNT) == NULL);
+    CHECK(safeload_dtype_name((safeload_dtype)1000) == NULL);
+    CHECK_EQ_U64(safeload_dtype_bits(SAFELOAD_DTYPE_NONE), 0);
+    CHECK_EQ_U64(safeload_dtype_bits(SAFELOAD_DTYPE_COUNT), 0);
+    CHECK_EQ_U64(safeload_dtype_size(SAFELOAD_DTYPE_NONE), 0);
+    CHECK_EQ_U64(safeload_dtype_size(SAFELOAD_DTYPE_COUNT), 0);
+    CHECK_EQ_U64(safeload_dtype_from_name("F32x", 4), SAFELOAD_DTYPE_NONE);
+    CHECK_EQ_U64(safeload_dtype_from_name("F32x", 3), SAFELOAD_F32);
+    CHECK_EQ_U64(safeload_dtype_from_name("f32", 3), SAFELOAD_DTYPE_NONE);
+    CHECK_EQ_U64(safeload_dtype_from_name("", 0), SAFELOAD_DTYPE_NONE);
+    CHECK_EQ_U64(safeload_dtype_from_name("F8_E4M3FN", 9), SAFELOAD_DTYPE_NONE);
+    CHECK_EQ_U64(safeload_dtype_from_name("NONE", 4), SAFELOAD_DTYPE_NONE);
+    CHECK_EQ_U64(safeload_dtype_from_name("F16\0", 4), SAFELOAD_DTYPE_NONE);
+    /* every dtype in one file, shape [2,4] (whole bytes for the sub-byte ones), in reverse
+       header order */
+    len = (size_t)sprintf(h, "{");
+    for (i = 21; i >= 0; i--) {
+        size_t nb = 8 * dt_bits[i] / 8, b = 0;
+        int j;
+        for (j = 0; j < i; j++) b += 8 * dt_bits[j] / 8;
+        len += (size_t)sprintf(h + len, "%s\"t_%s\":{\"dtype\":\"%s\",\"shape\":[2,4],\"data_offsets\":[%u,%u]}",
+                               i == 21 ? "" : ",", dt_names[i], dt_names[i], (unsigned)b, (unsigned)(b + nb));
+        off += nb;
+    }
+    strcpy(h + len, "}");
+    o = OPEN_OK(h, off);
+    if (!o.f) return;
+    CHECK_EQ_U64(safeload_tensor_count(o.f), 22);
+    off = 0;
+    for (i = 0; i < 22; i++) {
+        char nm[64];
+        size_t nb = dt_bits[i];
+        char needle[80];
+        sprintf(nm, "t_%s", dt_names[i]);
+        sprintf(needle, "\"%s\":", nm);
+        chk_t(__LINE__, o.f, (size_t)i, nm, (safeload_dtype)(i + 1), "[2,4]", off, off + nb);
+        CHECK_EQ_U64(safeload_tensor_at(o.f, (size_t)i)->header_offset, at(h, needle, 1));
+        off += nb;
+    }
+    ofile_close(&o);
+}
