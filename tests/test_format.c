@@ -896,3 +896,120 @@ static void test_dtypes(void) {
     }
     ofile_close(&o);
 }
+
+/* ---- shapes, order, metadata, lookup ---------------------------------------------------- */
+static void test_ranks(void) {
+    char h[16384];
+    size_t len, off = 0;
+    int r, i;
+    ofile o;
+    /* ranks 0..8, dims 2 (U8: 2^r bytes) */
+    len = (size_t)sprintf(h, "{");
+    for (r = 0; r <= 8; r++) {
+        len += (size_t)sprintf(h + len, "%s\"r%d\":{\"dtype\":\"U8\",\"shape\":[", r ? "," : "", r);
+        for (i = 0; i < r; i++) len += (size_t)sprintf(h + len, i ? ",2" : "2");
+        len += (size_t)sprintf(h + len, "],\"data_offsets\":[%u,%u]}", (unsigned)off, (unsigned)(off + (1u << r)));
+        off += 1u << r;
+    }
+    strcpy(h + len, "}");
+    o = OPEN_OK(h, off);
+    if (o.f) {
+        off = 0;
+        for (r = 0; r <= 8; r++) {
+            const safeload_tensor *t = safeload_tensor_at(o.f, (size_t)r);
+            CHECK(t && t->rank == (uint32_t)r && t->numel == (1u << r) && t->nbytes == (1u << r));
+            CHECK(t && t->begin == off);
+            off += 1u << r;
+        }
+    }
+    ofile_close(&o);
+    /* 1000 dimensions of 1, and 1000 with a 0 in the middle */
+    len = (size_t)sprintf(h, "{\"big\":{\"dtype\":\"F16\",\"shape\":[");
+    for (i = 0; i < 1000; i++) len += (size_t)sprintf(h + len, i ? ",%d" : "%d", i == 500 ? 3 : 1);
+    len += (size_t)sprintf(h + len, "],\"data_offsets\":[0,6]},\"zero\":{\"dtype\":\"F16\",\"shape\":[");
+    for (i = 0; i < 1000; i++) len += (size_t)sprintf(h + len, i ? ",%d" : "%d", i == 0 ? 7 : i == 999 ? 0 : 1);
+    strcpy(h + len, "],\"data_offsets\":[6,6]}}");
+    o = OPEN_OK(h, 6);
+    if (o.f) {
+        const safeload_tensor *t = safeload_find(o.f, "big");
+        CHECK(t && t->rank == 1000 && t->numel == 3 && t->nbytes == 6 && t->shape[500] == 3 && t->shape[999] == 1);
+        t = safeload_find(o.f, "zero");
+        CHECK(t && t->rank == 1000 && t->numel == 0 && t->shape[0] == 7 && t->shape[999] == 0);
+    }
+    ofile_close(&o);
+    /* scalars of several dtypes */
+    o = OPEN_OK("{" T("s1","F64","[]",0,8) "," T("s2","BOOL","[]",8,9) "," T("s3","BF16","[]",9,11) "}", 11);
+    CHK_T(o.f, 0, "s1", F64, "[]", 0, 8); CHK_T(o.f, 1, "s2", BOOL, "[]", 8, 9);
+    CHK_T(o.f, 2, "s3", BF16, "[]", 9, 11);
+    ofile_close(&o);
+}
+
+static void test_order(void) {
+    const char *h = "{\"__metadata__\":{\"zeta\":\"1\",\"alpha\":\"2\",\"mid\":\"3\"},"
+        T("c","F32","[2]",12,20) "," T("a","F16","[3]",6,12) "," T("b","U8","[6]",0,6) ","
+        T("d","I64","[1]",20,28) "}";
+    ofile o = OPEN_OK(h, 28);
+    const char *names[4] = { "b", "a", "c", "d" };
+    const safeload_kv *kv;
+    size_t i;
+    if (!o.f) return;
+    CHECK_EQ_U64(safeload_tensor_count(o.f), 4);
+    for (i = 0; i < 4; i++) {
+        const safeload_tensor *t = safeload_tensor_at(o.f, i);
+        char needle[16];
+        sprintf(needle, "\"%s\":", names[i]);
+        CHECK(t && strcmp(t->name, names[i]) == 0 && t->index == i);
+        CHECK(t && t->header_offset == at(h, needle, 1));
+        CHECK(t && t->file_offset == 8 + strlen(h) + t->begin);
+        CHECK(t && safeload_find(o.f, names[i]) == t);
+    }
+    CHK_T(o.f, 0, "b", U8, "[6]", 0, 6); CHK_T(o.f, 1, "a", F16, "[3]", 6, 12);
+    CHK_T(o.f, 2, "c", F32, "[2]", 12, 20); CHK_T(o.f, 3, "d", I64, "[1]", 20, 28);
+    /* metadata: header order, lookup */
+    CHECK(safeload_has_metadata(o.f));
+    CHECK_EQ_U64(safeload_metadata_count(o.f), 3);
+    kv = safeload_metadata_at(o.f, 0); CHECK(kv && strcmp(kv->key, "zeta") == 0 && strcmp(kv->value, "1") == 0);
+    kv = safeload_metadata_at(o.f, 1); CHECK(kv && strcmp(kv->key, "alpha") == 0 && kv->key_len == 5);
+    kv = safeload_metadata_at(o.f, 2); CHECK(kv && strcmp(kv->key, "mid") == 0 && kv->value_len == 1);
+    CHECK(safeload_metadata_at(o.f, 3) == NULL);
+    kv = safeload_metadata_find(o.f, "mid"); CHECK(kv && strcmp(kv->value, "3") == 0);
+    CHECK(safeload_metadata_find(o.f, "mi") == NULL);
+    CHECK(safeload_metadata_find(o.f, "midd") == NULL);
+    CHECK(safeload_metadata_find(o.f, "c") == NULL);
+    CHECK(safeload_find(o.f, "zeta") == NULL);
+    CHECK(safeload_find(o.f, "__metadata__") == NULL);
+    ofile_close(&o);
+}
+
+static void test_find(void) {
+    const char *h;
+    ofile o;
+    const safeload_tensor *t;
+    h = "{" T("a.weight","U8","[1]",0,1) "," T("a.weight_scale_inv","U8","[1]",1,2) ","
+        T("x\\\"y","U8","[1]",2,3) "," T("\\/\\u00e9\\t","U8","[1]",3,4) "," T("a","U8","[1]",4,5) "}";
+    o = OPEN_OK(h, 5);
+    if (!o.f) return;
+    t = safeload_find(o.f, "a.weight"); CHECK(t && t->begin == 0 && strcmp(t->name, "a.weight") == 0);
+    t = safeload_find(o.f, "a.weight_scale_inv"); CHECK(t && t->begin == 1);
+    t = safeload_find(o.f, "x\"y"); CHECK(t && t->begin == 2 && t->name_len == 3);
+    t = safeload_find(o.f, "/\xc3\xa9\t"); CHECK(t && t->begin == 3 && t->name_len == 4);
+    t = safeload_find(o.f, "a"); CHECK(t && t->begin == 4);
+    CHECK(safeload_find(o.f, "a.weigh") == NULL);
+    CHECK(safeload_find(o.f, "a.weight_scale") == NULL);
+    CHECK(safeload_find(o.f, "a.weight_scale_inv ") == NULL);
+    CHECK(safeload_find(o.f, "x\\\"y") == NULL);          /* the escaped form is not the name */
+    CHECK(safeload_find(o.f, "") == NULL);
+    CHECK(safeload_find(o.f, "A") == NULL);
+    t = safeload_find_n(o.f, "a.weight_scale_inv", 8); CHECK(t && t->begin == 0);
+    t = safeload_find_n(o.f, "a.weightXYZ", 8); CHECK(t && t->begin == 0);
+    t = safeload_find_n(o.f, "abc", 1); CHECK(t && t->begin == 4);
+    CHECK(safeload_find_n(o.f, "a.weight", 7) == NULL);
+    CHECK(safeload_find_n(o.f, "a.weight", 0) == NULL);
+    ofile_close(&o);
+    /* find_n with embedded NULs cannot match a name (names have none), and the empty name */
+    o = OPEN_OK("{" T("","U8","[1]",0,1) "," T("b","U8","[1]",1,2) "}", 2);
+    t = safeload_find(o.f, ""); CHECK(t && t->begin == 0 && t->name_len == 0);
+    t = safeload_find_n(o.f, "b", 0); CHECK(t && t->begin == 0);
+    CHECK(safeload_find_n(o.f, "b\0", 2) == NULL);
+    ofile_close(&o);
+}
