@@ -1013,3 +1013,149 @@ static void test_find(void) {
     CHECK(safeload_find_n(o.f, "b\0", 2) == NULL);
     ofile_close(&o);
 }
+
+/* ---- read, view, readers -------------------------------------------------------------- */
+static void test_read(void) {
+    const char *h = "{" T("w","F32","[3,5]",0,60) "," T("z","I8","[0]",60,60) "," T("s","BF16","[]",60,62) "}";
+    size_t n, k;
+    unsigned char *img = mkimg(h, strlen(h), NULL, 62, &n);
+    int s;
+    for (s = 1; s <= 4; s <<= 1) {
+        safeload_file *f = NULL;
+        safeload_error err;
+        rd_user u;
+        unsigned char buf[128];
+        const safeload_tensor *t;
+        if (open_src(s, &f, img, n, &u, &err) != SAFELOAD_OK) { CHECK_MSG(0, "open %s", src_name(s)); continue; }
+        t = safeload_find(f, "w");
+        for (k = 0; k < 8; k++) {           /* repeated, so that readers give different short reads */
+            memset(buf, 0xee, sizeof buf);
+            CHECK(safeload_read(f, t, buf, 60, &err) == SAFELOAD_OK);
+            CHECK_MSG(memcmp(buf, img + 8 + strlen(h), 60) == 0 && buf[60] == 0xee, "read bytes (%s)", src_name(s));
+        }
+        CHECK(safeload_read(f, t, buf, sizeof buf, NULL) == SAFELOAD_OK && memcmp(buf, img + n - 62, 60) == 0);
+        memset(&err, 0, sizeof err);
+        CHECK(safeload_read(f, t, buf, 59, &err) == SAFELOAD_BUFFER_TOO_SMALL);
+        CHECK(err.code == SAFELOAD_BUFFER_TOO_SMALL && strcmp(err.tensor, "w") == 0);
+        CHECK(safeload_read(f, t, buf, 0, NULL) == SAFELOAD_BUFFER_TOO_SMALL);
+        t = safeload_find(f, "z");
+        CHECK(safeload_read(f, t, buf, 0, NULL) == SAFELOAD_OK);
+        t = safeload_find(f, "s");
+        CHECK(safeload_read(f, t, buf, 2, NULL) == SAFELOAD_OK && memcmp(buf, img + n - 2, 2) == 0);
+        CHECK(safeload_read(f, t, buf, 1, NULL) == SAFELOAD_BUFFER_TOO_SMALL);
+        CHECK_EQ_U64(safeload_file_size(f), n);
+        if (s == SRC_FILE) CHECK_STR(safeload_file_path(f), g_tmp_path);
+        safeload_close(f);
+        if (s == SRC_READER) CHECK_EQ_U64(u.closed, 1);
+    }
+    free(img);
+}
+
+static size_t pow2_align(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    size_t al = 1;
+    while (al < 4096 && (a & (2 * al - 1)) == 0) al *= 2;
+    return al;
+}
+
+static void test_view(void) {
+    const char *h = "{" T("a","U8","[3]",0,3) "," T("b","F64","[2]",3,19) "," T("c","U8","[45]",19,64) "}";
+    size_t hl = strlen(h), n = 8 + hl + 64, shift;
+    unsigned char *raw = (unsigned char *)malloc(n + 8192 + 64);
+    unsigned char *img;
+    for (shift = 0; shift < 70; shift += 7) {
+        safeload_file *f = NULL;
+        const void *p = NULL;
+        size_t al = 0;
+        int i;
+        /* the image starts at (4096-aligned base) + shift */
+        img = (unsigned char *)(((uintptr_t)raw + 4095) & ~(uintptr_t)4095) + shift;
+        put_le64(img, hl); memcpy(img + 8, h, hl); pat(img + 8 + hl, 64, 0);
+        if (safeload_open_memory(&f, img, n, NULL, NULL) != SAFELOAD_OK) { CHECK(0); continue; }
+        for (i = 0; i < 3; i++) {
+            const safeload_tensor *t = safeload_tensor_at(f, (size_t)i);
+            p = NULL; al = 0;
+            CHECK(safeload_view(f, t, &p, &al, NULL) == SAFELOAD_OK);
+            CHECK_MSG(p == img + t->file_offset, "view pointer (shift %u)", (unsigned)shift);
+            CHECK_MSG(al == pow2_align(img + t->file_offset), "view alignment %u want %u", (unsigned)al,
+                      (unsigned)pow2_align(img + t->file_offset));
+        }
+        safeload_close(f);
+    }
+    free(raw);
+    /* file source: a mapping; reader source: not supported */
+    img = mkimg(h, hl, NULL, 64, &n);
+    {
+        safeload_file *f = NULL;
+        rd_user u;
+        safeload_error err;
+        const void *p = NULL;
+        size_t al = 0;
+        int i;
+        if (open_src(SRC_FILE, &f, img, n, &u, &err) == SAFELOAD_OK) {
+            for (i = 0; i < 3; i++) {
+                const safeload_tensor *t = safeload_tensor_at(f, (size_t)i);
+                CHECK(safeload_view(f, t, &p, &al, NULL) == SAFELOAD_OK);
+                CHECK(p && memcmp(p, img + t->file_offset, t->nbytes) == 0);
+                CHECK(p && al >= 1 && al <= 4096 && (al & (al - 1)) == 0 && al == pow2_align(p));
+            }
+            safeload_close(f);
+        } else CHECK(0);
+        if (open_src(SRC_READER, &f, img, n, &u, &err) == SAFELOAD_OK) {
+            CHECK(safeload_view(f, safeload_tensor_at(f, 0), &p, &al, &err) != SAFELOAD_OK);
+            safeload_close(f);
+        } else CHECK(0);
+    }
+    free(img);
+}
+
+static void test_reader_errors(void) {
+    const char *h = "{" T("w","F32","[5]",0,20) "}";
+    size_t n;
+    unsigned char *img = mkimg(h, strlen(h), NULL, 20, &n);
+    unsigned char buf[32], pad[100];
+    safeload_reader r;
+    rd_user u;
+    safeload_file *f = NULL;
+    safeload_error err;
+    safeload_result res;
+    /* read() < 0 while opening */
+    r = mk_reader(&u, img, n, 1);
+    memset(&err, 0, sizeof err);
+    CHECK(safeload_open_reader(&f, &r, NULL, &err) == SAFELOAD_IO_ERROR && err.code == SAFELOAD_IO_ERROR);
+    CHECK_STR(err.file, "test-reader");
+    /* read() < 0 after opening */
+    r = mk_reader(&u, img, n, 0);
+    if (safeload_open_reader(&f, &r, NULL, &err) == SAFELOAD_OK) {
+        u.mode = 1;
+        CHECK(safeload_read(f, safeload_find(f, "w"), buf, sizeof buf, &err) == SAFELOAD_IO_ERROR);
+        u.mode = 2; u.eof_at = n - 5;           /* the size says more than there is */
+        res = safeload_read(f, safeload_find(f, "w"), buf, sizeof buf, &err);
+        CHECK_MSG(res == SAFELOAD_IO_ERROR || res == SAFELOAD_UNEXPECTED_EOF, "short source: %s", safeload_result_id(res));
+        u.mode = 0;
+        CHECK(safeload_read(f, safeload_find(f, "w"), buf, sizeof buf, &err) == SAFELOAD_OK);
+        safeload_close(f);
+    } else CHECK(0);
+    /* size says 100, read() returns 0 from 50 on (inside the header) */
+    put_le64(pad, 92); memset(pad + 8, ' ', 92); memcpy(pad + 8, "{}", 2);
+    r = mk_reader(&u, pad, 100, 2); u.eof_at = 50;
+    f = NULL;
+    res = safeload_open_reader(&f, &r, NULL, &err);
+    CHECK_MSG(res == SAFELOAD_IO_ERROR || res == SAFELOAD_UNEXPECTED_EOF, "EOF at 50 of 100: %s", safeload_result_id(res));
+    if (res == SAFELOAD_OK) safeload_close(f);
+    r = mk_reader(&u, pad, 100, 2); u.eof_at = 100;
+    CHECK(safeload_open_reader(&f, &r, NULL, &err) == SAFELOAD_OK);
+    if (f) safeload_close(f);
+    /* reported file names */
+    put_le64(pad, 5);
+    CHECK(safeload_open_memory(&f, pad, 10, NULL, &err) == SAFELOAD_INVALID_HEADER_LENGTH);
+    CHECK_STR(err.file, "<memory>");
+    write_file(g_tmp_path, pad, 10);
+    CHECK(safeload_open(&f, g_tmp_path, NULL, &err) == SAFELOAD_INVALID_HEADER_LENGTH);
+    CHECK_STR(err.file, g_tmp_path);
+    unlink(g_tmp_path);
+    res = safeload_open(&f, "/nonexistent-dir-safeload/x.safetensors", NULL, &err);
+    CHECK_MSG(res == SAFELOAD_IO_ERROR, "open missing file: %s", safeload_result_id(res));
+    CHECK(err.code == res && f == NULL);
+    free(img);
+}
