@@ -1159,3 +1159,128 @@ static void test_reader_errors(void) {
     CHECK(err.code == res && f == NULL);
     free(img);
 }
+
+/* ---- check_keys, result ids -------------------------------------------------------------- */
+static void test_check_keys(void) {
+    const char *h = "{" T("c","U8","[1]",2,3) "," T("a","U8","[1]",1,2) "," T("b","U8","[1]",0,1) ","
+        T("d","U8","[1]",3,4) "," T("e","U8","[0]",4,4) "}";
+    ofile o = OPEN_OK(h, 4);
+    const char *exp1[] = { "a", "x", "a", "y", "c", "x", "e", "y", "zz" };
+    const char *exp2[] = { "e", "d", "c", "b", "a", "a" };
+    safeload_key_report rep;
+    safeload_error err;
+    if (!o.f) return;
+    memset(&rep, 0, sizeof rep);
+    CHECK(safeload_check_keys(o.f, exp1, 9, &rep, &err) == SAFELOAD_OK);
+    CHECK_EQ_U64(rep.missing_count, 3);
+    if (rep.missing_count == 3) {
+        CHECK(rep.missing[0] == exp1[1]); CHECK(rep.missing[1] == exp1[3]); CHECK(rep.missing[2] == exp1[8]);
+    }
+    CHECK_EQ_U64(rep.unexpected_count, 2);
+    if (rep.unexpected_count == 2) {       /* offset order: b (0), d (3) */
+        CHECK_STR(rep.unexpected[0], "b"); CHECK_STR(rep.unexpected[1], "d");
+        CHECK(rep.unexpected[0] == safeload_find(o.f, "b")->name);
+    }
+    safeload_key_report_free(&rep);
+    memset(&rep, 0, sizeof rep);
+    CHECK(safeload_check_keys(o.f, exp2, 6, &rep, &err) == SAFELOAD_OK);
+    CHECK_EQ_U64(rep.missing_count, 0); CHECK_EQ_U64(rep.unexpected_count, 0);
+    safeload_key_report_free(&rep);
+    memset(&rep, 0, sizeof rep);
+    CHECK(safeload_check_keys(o.f, NULL, 0, &rep, &err) == SAFELOAD_OK);
+    CHECK_EQ_U64(rep.missing_count, 0); CHECK_EQ_U64(rep.unexpected_count, 5);
+    if (rep.unexpected_count == 5) {
+        CHECK_STR(rep.unexpected[0], "b"); CHECK_STR(rep.unexpected[1], "a"); CHECK_STR(rep.unexpected[2], "c");
+        CHECK_STR(rep.unexpected[3], "d"); CHECK_STR(rep.unexpected[4], "e");
+    }
+    safeload_key_report_free(&rep);
+    ofile_close(&o);
+    o = OPEN_OK("{}", 0);
+    memset(&rep, 0, sizeof rep);
+    CHECK(safeload_check_keys(o.f, exp1, 9, &rep, &err) == SAFELOAD_OK);
+    CHECK_EQ_U64(rep.missing_count, 6); CHECK_EQ_U64(rep.unexpected_count, 0);
+    if (rep.missing_count == 6) {
+        CHECK_STR(rep.missing[0], "a"); CHECK_STR(rep.missing[1], "x"); CHECK_STR(rep.missing[2], "y");
+        CHECK_STR(rep.missing[3], "c"); CHECK_STR(rep.missing[4], "e"); CHECK_STR(rep.missing[5], "zz");
+    }
+    safeload_key_report_free(&rep);
+    memset(&rep, 0, sizeof rep);
+    CHECK(safeload_check_keys(o.f, NULL, 0, &rep, &err) == SAFELOAD_OK);
+    CHECK_EQ_U64(rep.missing_count, 0); CHECK_EQ_U64(rep.unexpected_count, 0);
+    safeload_key_report_free(&rep);
+    ofile_close(&o);
+}
+
+static void test_result_ids(void) {
+    int count = 0;
+#define X(id, msg) CHECK_STR(safeload_result_id(SAFELOAD_##id), #id); \
+    CHECK_STR(safeload_result_message(SAFELOAD_##id), msg); CHECK_EQ_U64(SAFELOAD_##id, count); count++;
+    SAFELOAD_RESULT_TABLE(X)
+#undef X
+    CHECK_EQ_U64(count, SAFELOAD_RESULT_COUNT);
+    CHECK_EQ_U64(SAFELOAD_OK, 0);
+    CHECK_STR(safeload_result_id(SAFELOAD_INVALID_JSON), "INVALID_JSON");
+    CHECK_STR(safeload_result_id(SAFELOAD_HEADER_TOO_SMALL), "HEADER_TOO_SMALL");
+    CHECK_STR(safeload_result_id(SAFELOAD_INCOMPLETE_BUFFER), "INCOMPLETE_BUFFER");
+    CHECK_STR(safeload_result_id(SAFELOAD_HOOK_FAILED), "HOOK_FAILED");
+    (void)safeload_result_id(SAFELOAD_RESULT_COUNT);   /* must not crash */
+    (void)safeload_result_message((safeload_result)-1);
+}
+
+/* ---- 100,000 tensors ------------------------------------------------------------------ */
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_many(void) {
+    enum { L = 1000, E = 100, NT = L * E };
+    char (*names)[64] = (char (*)[64])malloc((size_t)NT * 64);
+    safeload_save_tensor *st = (safeload_save_tensor *)calloc(NT, sizeof *st);
+    static const uint64_t shape1[1] = { 2 };
+    static const unsigned char bytes[2] = { 1, 2 };
+    void *img = NULL;
+    size_t n = 0, i, found = 0;
+    safeload_file *f = NULL;
+    safeload_error err;
+    double t0, t1;
+    for (i = 0; i < NT; i++) {
+        sprintf(names[i], "model.layers.%u.mlp.experts.%u.gate_proj.weight", (unsigned)(i / E), (unsigned)(i % E));
+        st[i].name = names[i]; st[i].dtype = SAFELOAD_U8; st[i].rank = 1; st[i].shape = shape1;
+        st[i].data = bytes; st[i].nbytes = 2;
+    }
+    CHECK(safeload_serialize(&img, &n, st, NT, NULL, &err) == SAFELOAD_OK);
+    if (!img) goto done;
+    t0 = now_s();
+    CHECK(safeload_open_memory(&f, img, n, NULL, &err) == SAFELOAD_OK);
+    t1 = now_s();
+    if (!f) goto done;
+    printf("  100k tensors: header %llu bytes, open %.1f ms\n", (unsigned long long)safeload_header_size(f),
+           (t1 - t0) * 1e3);
+    CHECK_EQ_U64(safeload_tensor_count(f), NT);
+    t0 = now_s();
+    for (i = 0; i < NT; i++) {
+        const safeload_tensor *t = safeload_find(f, names[i]);
+        found += t && t->nbytes == 2 && strcmp(t->name, names[i]) == 0;
+    }
+    t1 = now_s();
+    CHECK_EQ_U64(found, NT);
+    printf("  100k finds: %.1f ms\n", (t1 - t0) * 1e3);
+    CHECK_MSG(t1 - t0 < 0.2, "100k finds took %.3f s", t1 - t0);
+    CHECK(safeload_find(f, "model.layers.1000.mlp.experts.0.gate_proj.weight") == NULL);
+    CHECK(safeload_find(f, "model.layers.0.mlp.experts.100.gate_proj.weight") == NULL);
+    /* writer order is by name bytewise: offsets follow it */
+    CHECK_STR(safeload_tensor_at(f, 0)->name, "model.layers.0.mlp.experts.0.gate_proj.weight");
+    CHECK_STR(safeload_tensor_at(f, 1)->name, "model.layers.0.mlp.experts.1.gate_proj.weight");
+    CHECK_STR(safeload_tensor_at(f, 2)->name, "model.layers.0.mlp.experts.10.gate_proj.weight");
+    for (i = 0; i < NT; i++) {
+        const safeload_tensor *t = safeload_tensor_at(f, i);
+        if (t->index != i || t->begin != 2 * i) { CHECK_MSG(0, "tensor %u out of place", (unsigned)i); break; }
+    }
+    safeload_close(f);
+done:
+    safeload_free(img, NULL);
+    free(st);
+    free(names);
+}
