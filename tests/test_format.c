@@ -1284,3 +1284,137 @@ done:
     free(st);
     free(names);
 }
+
+/* ---- the reference files ----------------------------------------------------------------- */
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "rb");
+    unsigned char *p = NULL;
+    long len;
+    *n = 0;
+    if (!fp) return NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
+        p = (unsigned char *)malloc((size_t)len + 1);
+        if (fread(p, 1, (size_t)len, fp) != (size_t)len) { free(p); p = NULL; }
+        else *n = (size_t)len;
+    }
+    fclose(fp);
+    return p;
+}
+
+typedef struct ref_tensor { char name[256]; char dtype[32]; char shape[256]; uint64_t b, e, fnv; } ref_tensor;
+
+/* Check one reference file (all three sources) against its MANIFEST entry. */
+static void check_ref_file(const char *dir, const char *file, uint64_t data_fnv, const ref_tensor *rt, size_t nt) {
+    char path[1024];
+    size_t n, i;
+    unsigned char *img;
+    int s;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    img = slurp(path, &n);
+    CHECK_MSG(img != NULL, "cannot read %s", path);
+    if (!img) return;
+    for (s = 1; s <= 4; s <<= 1) {
+        safeload_file *f = NULL;
+        safeload_error err;
+        rd_user u;
+        safeload_result r;
+        if (s == SRC_FILE) r = safeload_open(&f, path, NULL, &err);
+        else r = open_src(s, &f, img, n, &u, &err);
+        CHECK_MSG(r == SAFELOAD_OK, "%s (%s): %s %s", file, src_name(s), safeload_result_id(r), err.message);
+        if (r != SAFELOAD_OK) continue;
+        CHECK_EQ_U64(safeload_file_size(f), n);
+        CHECK_EQ_U64(safeload_data_offset(f) + safeload_data_size(f), n);
+        CHECK_MSG(tu_fnv1a(img + safeload_data_offset(f), (size_t)safeload_data_size(f), TU_FNV_BASIS) == data_fnv,
+                  "%s: data section checksum", file);
+        CHECK_MSG(safeload_tensor_count(f) == nt, "%s: %u tensors, manifest %u", file,
+                  (unsigned)safeload_tensor_count(f), (unsigned)nt);
+        for (i = 0; i < nt && i < safeload_tensor_count(f); i++) {
+            const safeload_tensor *t = safeload_tensor_at(f, i);
+            unsigned char *buf = (unsigned char *)malloc((size_t)t->nbytes + 1);
+            CHECK_MSG(strcmp(t->name, rt[i].name) == 0, "%s[%u]: name %s want %s", file, (unsigned)i, t->name, rt[i].name);
+            CHECK_MSG(strcmp(safeload_dtype_name(t->dtype), rt[i].dtype) == 0, "%s: %s dtype", file, rt[i].name);
+            CHECK_MSG(strcmp(shape_str(t), rt[i].shape) == 0, "%s: %s shape %s want %s", file, rt[i].name,
+                      shape_str(t), rt[i].shape);
+            CHECK_MSG(t->begin == rt[i].b && t->end == rt[i].e, "%s: %s offsets", file, rt[i].name);
+            CHECK(safeload_find(f, rt[i].name) == t);
+            CHECK(safeload_read(f, t, buf, (size_t)t->nbytes, &err) == SAFELOAD_OK);
+            CHECK_MSG(tu_fnv1a(buf, (size_t)t->nbytes, TU_FNV_BASIS) == rt[i].fnv, "%s: %s (%s) checksum", file,
+                      rt[i].name, src_name(s));
+            free(buf);
+        }
+        if (strcmp(file, "metadata.safetensors") == 0) {
+            const safeload_kv *kv = safeload_metadata_find(f, "format");
+            CHECK(safeload_metadata_count(f) == 1 && kv && strcmp(kv->value, "pt") == 0);
+        } else CHECK(!safeload_has_metadata(f));
+        safeload_close(f);
+    }
+    free(img);
+}
+
+static void test_reference_files(void) {
+    const char *dir = getenv("SAFELOAD_REFERENCE_DIR");
+    char path[1024], line[4096], file[256] = "";
+    ref_tensor *rt = (ref_tensor *)malloc(1024 * sizeof *rt);
+    size_t nt = 0;
+    int files = 0;
+    uint64_t data_fnv = 0;
+    FILE *fp;
+    if (!dir || !*dir) dir = "tests/data/reference";
+    snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
+    fp = fopen(path, "r");
+    CHECK_MSG(fp != NULL, "cannot open %s (run from the repository root)", path);
+    if (!fp) { free(rt); return; }
+    for (;;) {
+        int eof = fgets(line, sizeof line, fp) == NULL;
+        char *nl;
+        if (eof || strncmp(line, "file ", 5) == 0) {
+            if (file[0]) { check_ref_file(dir, file, data_fnv, rt, nt); files++; }
+            if (eof) break;
+            nt = 0;
+            strncpy(file, line + 5, sizeof file - 1); file[sizeof file - 1] = 0;
+            if ((nl = strpbrk(file, "\r\n")) != NULL) *nl = 0;
+        } else if (strncmp(line, "data_fnv1a64 ", 13) == 0) {
+            data_fnv = strtoull(line + 13, NULL, 16);
+        } else if (line[0] != '#' && line[0] != '\n' && nt < 1024) {
+            ref_tensor *t = &rt[nt];
+            unsigned long long b, e, h;
+            if (sscanf(line, "%255[^\t]\t%31[^\t]\t%255[^\t]\t%llu\t%llu\t%llx", t->name, t->dtype, t->shape, &b, &e, &h) == 6) {
+                t->b = b; t->e = e; t->fnv = h; nt++;
+            } else CHECK_MSG(0, "bad MANIFEST line: %s", line);
+        }
+    }
+    fclose(fp);
+    CHECK_MSG(files == 6, "%d reference files in MANIFEST", files);
+    free(rt);
+}
+
+int main(void) {
+    g_corpus_dir = getenv("SAFELOAD_CORPUS_DIR");
+    snprintf(g_tmp_path, sizeof g_tmp_path, "/tmp/safeload_test_format_%d.safetensors", (int)getpid());
+    test_header_length();
+    test_header_limit();
+    test_utf8();
+    test_json_syntax();
+    test_json_types();
+    test_json_meta_depth();
+    test_json_accepted();
+    test_duplicates();
+    test_offsets();
+    test_incomplete();
+    test_reference_vector();
+    test_no_alignment();
+    test_dtypes();
+    test_ranks();
+    test_order();
+    test_find();
+    test_read();
+    test_view();
+    test_reader_errors();
+    test_check_keys();
+    test_result_ids();
+    test_many();
+    test_reference_files();
+    unlink(g_tmp_path);
+    printf("  %d file images\n", g_case);
+    return tu_finish("test_format");
+}
