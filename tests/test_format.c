@@ -1285,136 +1285,128 @@ done:
     free(names);
 }
 
-/* ---- the reference files ----------------------------------------------------------------- */
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *fp = fopen(path, "rb");
-    unsigned char *p = NULL;
-    long len;
-    *n = 0;
-    if (!fp) return NULL;
-    if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
-        p = (unsigned char *)malloc((size_t)len + 1);
-        if (fread(p, 1, (size_t)len, fp) != (size_t)len) { free(p); p = NULL; }
-        else *n = (size_t)len;
-    }
-    fclose(fp);
-    return p;
-}
-
-typedef struct ref_tensor { char name[256]; char dtype[32]; char shape[256]; uint64_t b, e, fnv; } ref_tensor;
-
-/* Check one reference file (all three sources) against its MANIFEST entry. */
-static void check_ref_file(const char *dir, const char *file, uint64_t data_fnv, const ref_tensor *rt, size_t nt) {
-    char path[1024];
-    size_t n, i;
-    unsigned char *img;
-    int s;
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    img = slurp(path, &n);
-    CHECK_MSG(img != NULL, "cannot read %s", path);
-    if (!img) return;
-    for (s = 1; s <= 4; s <<= 1) {
-        safeload_file *f = NULL;
-        safeload_error err;
-        rd_user u;
-        safeload_result r;
-        if (s == SRC_FILE) r = safeload_open(&f, path, NULL, &err);
-        else r = open_src(s, &f, img, n, &u, &err);
-        CHECK_MSG(r == SAFELOAD_OK, "%s (%s): %s %s", file, src_name(s), safeload_result_id(r), err.message);
-        if (r != SAFELOAD_OK) continue;
-        CHECK_EQ_U64(safeload_file_size(f), n);
-        CHECK_EQ_U64(safeload_data_offset(f) + safeload_data_size(f), n);
-        CHECK_MSG(tu_fnv1a(img + safeload_data_offset(f), (size_t)safeload_data_size(f), TU_FNV_BASIS) == data_fnv,
-                  "%s: data section checksum", file);
-        CHECK_MSG(safeload_tensor_count(f) == nt, "%s: %u tensors, manifest %u", file,
-                  (unsigned)safeload_tensor_count(f), (unsigned)nt);
-        for (i = 0; i < nt && i < safeload_tensor_count(f); i++) {
-            const safeload_tensor *t = safeload_tensor_at(f, i);
-            unsigned char *buf = (unsigned char *)malloc((size_t)t->nbytes + 1);
-            CHECK_MSG(strcmp(t->name, rt[i].name) == 0, "%s[%u]: name %s want %s", file, (unsigned)i, t->name, rt[i].name);
-            CHECK_MSG(strcmp(safeload_dtype_name(t->dtype), rt[i].dtype) == 0, "%s: %s dtype", file, rt[i].name);
-            CHECK_MSG(strcmp(shape_str(t), rt[i].shape) == 0, "%s: %s shape %s want %s", file, rt[i].name,
-                      shape_str(t), rt[i].shape);
-            CHECK_MSG(t->begin == rt[i].b && t->end == rt[i].e, "%s: %s offsets", file, rt[i].name);
-            CHECK(safeload_find(f, rt[i].name) == t);
-            CHECK(safeload_read(f, t, buf, (size_t)t->nbytes, &err) == SAFELOAD_OK);
-            CHECK_MSG(tu_fnv1a(buf, (size_t)t->nbytes, TU_FNV_BASIS) == rt[i].fnv, "%s: %s (%s) checksum", file,
-                      rt[i].name, src_name(s));
-            free(buf);
+/* ---- boundaries for block-wise (SIMD) scanners --------------------------------------- */
+static void test_block_boundaries(void) {
+    char h[4096];
+    size_t L, pl, k;
+    const char *bad[] = { "\xff", "\xc0\x80", "\xed\xa0\x80", "\xe2\x82", "\xf0\x9f\x98", "\x80", "\xf4\x90\x80\x80" };
+    const char *good[] = { "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf", "\xed\x9f\xbf" };
+    for (L = 0; L < 140; L++) {
+        char fill[256];
+        memset(fill, 'a', L); fill[L] = 0;
+        /* invalid sequences at every position of a long string */
+        for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            size_t n = (size_t)sprintf(h, "{\"__metadata__\":{\"k\":\"%s%s\"}}", fill, bad[k]);
+            pl = strlen("{\"__metadata__\":{\"k\":\"") + L;
+            expect_hdr(__LINE__, SRC_MEM, h, n, 0, SAFELOAD_INVALID_UTF8, 8 + pl, NULL);
         }
-        if (strcmp(file, "metadata.safetensors") == 0) {
-            const safeload_kv *kv = safeload_metadata_find(f, "format");
-            CHECK(safeload_metadata_count(f) == 1 && kv && strcmp(kv->value, "pt") == 0);
-        } else CHECK(!safeload_has_metadata(f));
-        safeload_close(f);
-    }
-    free(img);
-}
-
-static void test_reference_files(void) {
-    const char *dir = getenv("SAFELOAD_REFERENCE_DIR");
-    char path[1024], line[4096], file[256] = "";
-    ref_tensor *rt = (ref_tensor *)malloc(1024 * sizeof *rt);
-    size_t nt = 0;
-    int files = 0;
-    uint64_t data_fnv = 0;
-    FILE *fp;
-    if (!dir || !*dir) dir = "tests/data/reference";
-    snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
-    fp = fopen(path, "r");
-    CHECK_MSG(fp != NULL, "cannot open %s (run from the repository root)", path);
-    if (!fp) { free(rt); return; }
-    for (;;) {
-        int eof = fgets(line, sizeof line, fp) == NULL;
-        char *nl;
-        if (eof || strncmp(line, "file ", 5) == 0) {
-            if (file[0]) { check_ref_file(dir, file, data_fnv, rt, nt); files++; }
-            if (eof) break;
-            nt = 0;
-            strncpy(file, line + 5, sizeof file - 1); file[sizeof file - 1] = 0;
-            if ((nl = strpbrk(file, "\r\n")) != NULL) *nl = 0;
-        } else if (strncmp(line, "data_fnv1a64 ", 13) == 0) {
-            data_fnv = strtoull(line + 13, NULL, 16);
-        } else if (line[0] != '#' && line[0] != '\n' && nt < 1024) {
-            ref_tensor *t = &rt[nt];
-            unsigned long long b, e, h;
-            if (sscanf(line, "%255[^\t]\t%31[^\t]\t%255[^\t]\t%llu\t%llu\t%llx", t->name, t->dtype, t->shape, &b, &e, &h) == 6) {
-                t->b = b; t->e = e; t->fnv = h; nt++;
-            } else CHECK_MSG(0, "bad MANIFEST line: %s", line);
+        /* valid ones straddling every block boundary; value_len checked */
+        for (k = 0; k < sizeof good / sizeof good[0]; k++) {
+            size_t n = (size_t)sprintf(h, "{\"__metadata__\":{\"k\":\"%s%s\"}}", fill, good[k]);
+            ofile o = open_okn(__LINE__, h, n, NULL, 0);
+            const safeload_kv *kv = o.f ? safeload_metadata_find(o.f, "k") : NULL;
+            CHECK(kv && kv->value_len == L + strlen(good[k]) && memcmp(kv->value + L, good[k], strlen(good[k])) == 0);
+            ofile_close(&o);
+        }
+        /* escapes and quotes at every position */
+        {
+            size_t n = (size_t)sprintf(h, "{\"__metadata__\":{\"k\":\"%s\\\\\",\"j\":\"%s\\\"\\\\\\\"\"}}", fill, fill);
+            ofile o = open_okn(__LINE__, h, n, NULL, 0);
+            const safeload_kv *kv = o.f ? safeload_metadata_find(o.f, "k") : NULL;
+            CHECK(kv && kv->value_len == L + 1 && kv->value[L] == '\\');
+            kv = o.f ? safeload_metadata_find(o.f, "j") : NULL;
+            CHECK(kv && kv->value_len == L + 3 && memcmp(kv->value + L, "\"\\\"", 3) == 0);
+            ofile_close(&o);
+        }
+        /* a raw control character at every position */
+        {
+            size_t n = (size_t)sprintf(h, "{\"__metadata__\":{\"k\":\"%s\x1f\"}}", fill);
+            expect_hdr(__LINE__, SRC_MEM, h, n, 0, SAFELOAD_INVALID_JSON, JSONOFF, NULL);
+        }
+        /* whitespace runs: valid, then with one bad character at the end */
+        {
+            char ws[256];
+            for (k = 0; k < L; k++) ws[k] = " \t\r\n"[k % 4];
+            ws[L] = 0;
+            sprintf(h, "%s{%s}%s", ws, ws, ws); OKH(h, 0);
+            sprintf(h, "{}%sx", ws); BADJ(h, 0);
+            sprintf(h, "{}%s\v", ws); BADJ(h, 0);
+            sprintf(h, "{}%s\xe2\x80\xa8", ws); BADJ(h, 0);
+            sprintf(h, "{%s\"a\"%s:%s{\"dtype\":\"F32\",%s\"shape\"%s:[%s1%s]%s,\"data_offsets\":[0,4]}%s}",
+                    ws, ws, ws, ws, ws, ws, ws, ws, ws);
+            OKH(h, 4);
         }
     }
-    fclose(fp);
-    CHECK_MSG(files == 6, "%d reference files in MANIFEST", files);
-    free(rt);
 }
 
-int main(void) {
-    g_corpus_dir = getenv("SAFELOAD_CORPUS_DIR");
-    snprintf(g_tmp_path, sizeof g_tmp_path, "/tmp/safeload_test_format_%d.safetensors", (int)getpid());
-    test_header_length();
-    test_header_limit();
-    test_utf8();
-    test_json_syntax();
-    test_json_types();
-    test_json_meta_depth();
-    test_json_accepted();
-    test_duplicates();
-    test_offsets();
-    test_incomplete();
-    test_reference_vector();
-    test_no_alignment();
-    test_dtypes();
-    test_ranks();
-    test_order();
-    test_find();
-    test_read();
-    test_view();
-    test_reader_errors();
-    test_check_keys();
-    test_result_ids();
-    test_many();
-    test_reference_files();
-    unlink(g_tmp_path);
-    printf("  %d file images\n", g_case);
-    return tu_finish("test_format");
+/* A header cut short at every byte (so its tail lands in the data section, or the buffer ends
+   right there): always INVALID_JSON, never a read past N. */
+static void test_truncated_headers(void) {
+    const char *full[] = {
+        "{\"__metadata__\":{\"k\":\"v\\u00e9\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],"
+        "\"x\":[true,false,null,-1.5e3,{\"y\":\"z\"}]}}",
+        "{ \"ab\" : { \"data_offsets\" : [ 0 , 12 ] , \"shape\" : [ 3 ] , \"dtype\" : \"I32\" } } ",
+    };
+    size_t i, k;
+    for (i = 0; i < 2; i++) {
+        size_t len = strlen(full[i]);
+        for (k = 0; k < len; k++) {
+            size_t n;
+            unsigned char *img;
+            int trailing_ws = 1;
+            size_t j;
+            for (j = k; j < len; j++) if (full[i][j] != ' ') trailing_ws = 0;
+            if (trailing_ws) continue;         /* only padding cut: still valid */
+            /* exact-size buffer: the header is the last thing in memory */
+            img = mkimg(full[i], k, NULL, 0, &n);
+            expect_img(__LINE__, SRC_MEM | SRC_READER, img, n, SAFELOAD_INVALID_JSON, JSONOFF, NULL);
+            free(img);
+            /* the rest of the JSON follows in the data section */
+            img = mkimg(full[i], k, full[i] + k, len - k, &n);
+            expect_img(__LINE__, SRC_MEM, img, n, SAFELOAD_INVALID_JSON, JSONOFF, NULL);
+            free(img);
+        }
+    }
+}
+
+/* More numbers, literals and odd-but-valid forms. */
+static void test_json_more(void) {
+    const char *h;
+    ofile o;
+    BADJ(EF("\"x\":1.e5"), 4); BADJ(EF("\"x\":1e5.5"), 4); BADJ(EF("\"x\":--1"), 4); BADJ(EF("\"x\":1_000"), 4);
+    BADJ(EF("\"x\":truex"), 4); BADJ(EF("\"x\":nulll"), 4); BADJ(EF("\"x\":[1]]"), 4); BADJ(EF("\"x\":{]"), 4);
+    BADJ(EF("\"x\":[}"), 4); BADJ(EF("\"x\":\"\\u00\""), 4); BADJ(EF("\"x\":1 2"), 4); BADJ(EF("\"x\"1"), 4);
+    BADJ(EF("\"x\":-Infinity"), 4); BADJ(EF("\"x\":1.5e+-3"), 4);
+    OKH(EF("\"x\":1.5e-3,\"y\":-0.0,\"z\":0.5E+10,\"w\":-0e-0,\"v\":1E5,\"u\":0.0"), 4);
+    OKH(EF("\"x\":{ },\"y\":[ ],\"z\":[[],[[]],{}],\"w\":\"\\u00E9\\uABCD\""), 4);
+    OKH(EF("\"x\":{\"dtype\":\"BAD\",\"shape\":-1,\"data_offsets\":[1,2,3]}"), 4);
+    OKH("{\"__metadata__\":{\"__metadata__\":\"x\",\"dtype\":\"F99\"}}", 0);
+    OKH("{\"__metad\\u0061ta__\":null}", 0);
+    OKH("{\"a\":{\"\\u0064\\u0074\\u0079\\u0070\\u0065\":\"\\u0046\\u0033\\u0032\",\"shape\":[1],"
+        "\"data_\\u006fffsets\":[0,4]}}", 4);
+    /* shape numbers */
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1.],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[1E+0],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[00000000000000000001],\"data_offsets\":[0,4]}"), 4);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[0,18446744073709551620],\"data_offsets\":[0,0]}"), 0);
+    BADJ(E1("{\"dtype\":\"F32\",\"shape\":[0,28446744073709551615],\"data_offsets\":[0,0]}"), 0);
+    h = "{" T("a","U8","[18446744073709551615]",0,18446744073709551615) "}";
+    EXPT(h, 0, OVERFLOW, TOFF(h,"a"), "a");
+    h = "{" T("a","U8","[1]",18446744073709551615,18446744073709551615) "}";
+    EXPT(h, 0, INVALID_OFFSET, TOFF(h,"a"), "a");
+    /* offsets of keys behind whitespace and escapes */
+    h = "{ \n\t\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\r\n  \"\\u0061\" : {}}";
+    BADJ(h, 4);
+    h = "{ \n\t\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\r\n  \"\\u0061\" : "
+        "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}";
+    EXPT(h, 8, DUPLICATE_KEY, at(h, "\"\\u0061\"", 1), "a");
+    h = "{ \"\\u0062\" :{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]},\n\"\\u0061\":"
+        "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,5]}}";
+    EXPT(h, 8, SIZE_MISMATCH, at(h, "\"\\u0061\"", 1), "a");
+    h = "  { \"\\u0062\" :{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]},\n\"\\u0061\":"
+        "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    o = OPEN_OK(h, 8);
+    CHECK(o.f && safeload_find(o.f, "a")->header_offset == at(h, "\"\\u0061\"", 1));
+    CHECK(o.f && safeload_find(o.f, "b")->header_offset == at(h, "\"\\u0062\"", 1));
+    ofile_close(&o);
 }
