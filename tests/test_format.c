@@ -1410,3 +1410,287 @@ static void test_json_more(void) {
     CHECK(o.f && safeload_find(o.f, "b")->header_offset == at(h, "\"\\u0062\"", 1));
     ofile_close(&o);
 }
+
+/* ---- scale: ties, long names, many keys ------------------------------------------------ */
+static void test_scale(void) {
+    size_t cap = 4 << 20, len, i;
+    char *h = (char *)malloc(cap);
+    ofile o;
+    /* 3000 zero-size tensors on one offset, in a scrambled header order: iteration keeps
+       header order for ties (a stable sort) */
+    len = (size_t)sprintf(h, "{" T("first","U8","[2]",0,2));
+    for (i = 0; i < 3000; i++)
+        len += (size_t)sprintf(h + len, ",\"z%05u\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[2,2]}",
+                               (unsigned)((i * 7919) % 3000));
+    strcpy(h + len, "," T("last","U8","[1]",2,3) "}");
+    o = open_okn(__LINE__, h, strlen(h), NULL, 3);
+    if (o.f) {
+        int ok = safeload_tensor_count(o.f) == 3002;
+        for (i = 0; ok && i < 3000; i++) {
+            char nm[16];
+            sprintf(nm, "z%05u", (unsigned)((i * 7919) % 3000));
+            ok = strcmp(safeload_tensor_at(o.f, i + 1)->name, nm) == 0 && safeload_tensor_at(o.f, i + 1)->index == i + 1;
+        }
+        CHECK_MSG(ok, "zero-size ties not in header order");
+        CHECK_STR(safeload_tensor_at(o.f, 3001)->name, "last");
+    }
+    ofile_close(&o);
+    /* equal non-empty ranges among many: the second in header order is reported */
+    len = (size_t)sprintf(h, "{");
+    for (i = 0; i < 2000; i++)
+        len += (size_t)sprintf(h + len, "%s\"t%u\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%u,%u]}",
+                               i ? "," : "", (unsigned)i, (unsigned)(i == 1500 ? 700 : i), (unsigned)(i == 1500 ? 701 : i + 1));
+    strcpy(h + len, "}");
+    expect_hdr(__LINE__, SRC_MEM, h, strlen(h), 2000, SAFELOAD_INVALID_OFFSET, at(h, "\"t1500\"", 1), "t1500");
+    /* a duplicate among 20,000 names (hash table growth) */
+    len = (size_t)sprintf(h, "{");
+    for (i = 0; i < 20000; i++)
+        len += (size_t)sprintf(h + len, "%s\"n%u\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%u,%u]}",
+                               i ? "," : "", (unsigned)(i == 19999 ? 12345 : i), (unsigned)i, (unsigned)i + 1);
+    strcpy(h + len, "}");
+    expect_hdr(__LINE__, SRC_MEM, h, strlen(h), 20000, SAFELOAD_DUPLICATE_KEY, at(h, "\"n12345\"", 2), "n12345");
+    /* 20,000 metadata keys, all findable; then one repeated */
+    len = (size_t)sprintf(h, "{\"__metadata__\":{");
+    for (i = 0; i < 20000; i++)
+        len += (size_t)sprintf(h + len, "%s\"key.%u\":\"v%u\"", i ? "," : "", (unsigned)i, (unsigned)i * 3);
+    strcpy(h + len, "}}");
+    o = open_okn(__LINE__, h, strlen(h), NULL, 0);
+    if (o.f) {
+        int ok = safeload_metadata_count(o.f) == 20000;
+        for (i = 0; ok && i < 20000; i++) {
+            char k[32], v[32];
+            const safeload_kv *kv;
+            sprintf(k, "key.%u", (unsigned)i); sprintf(v, "v%u", (unsigned)i * 3);
+            kv = safeload_metadata_find(o.f, k);
+            ok = kv && strcmp(kv->value, v) == 0 && safeload_metadata_at(o.f, i) == kv;
+        }
+        CHECK_MSG(ok, "20,000 metadata keys");
+    }
+    ofile_close(&o);
+    len = (size_t)sprintf(h, "{\"__metadata__\":{");
+    for (i = 0; i < 20000; i++)
+        len += (size_t)sprintf(h + len, "%s\"key.%u\":\"v\"", i ? "," : "", (unsigned)(i == 15000 ? 42 : i));
+    strcpy(h + len, "}}");
+    expect_hdr(__LINE__, SRC_MEM, h, strlen(h), 0, SAFELOAD_DUPLICATE_KEY, at(h, "\"key.42\"", 2), "key.42");
+    /* a 100,000-byte name: valid, findable; with an error, err.tensor is a truncated prefix */
+    {
+        size_t nl = 100000;
+        char *name = (char *)malloc(nl + 1);
+        safeload_error err;
+        safeload_file *f = NULL;
+        size_t n;
+        unsigned char *img;
+        for (i = 0; i < nl; i++) name[i] = (char)('a' + i % 26);
+        name[nl] = 0;
+        len = (size_t)sprintf(h, "{\"%s\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", name);
+        o = open_okn(__LINE__, h, len, NULL, 2);
+        CHECK(o.f && safeload_find(o.f, name) && safeload_find(o.f, name)->name_len == nl);
+        ofile_close(&o);
+        img = mkimg(h, len, NULL, 3, &n);
+        memset(&err, 0x41, sizeof err);
+        CHECK(safeload_open_memory(&f, img, n, NULL, &err) == SAFELOAD_INCOMPLETE_BUFFER);
+        img[8 + len - 4] = '3';             /* data_offsets [0,3]: SIZE_MISMATCH naming the tensor */
+        memset(&err, 0x41, sizeof err);
+        CHECK(safeload_open_memory(&f, img, n, NULL, &err) == SAFELOAD_SIZE_MISMATCH);
+        /* truncated (the library marks it with "..."): a NUL-terminated prefix of the name */
+        CHECK(memchr(err.tensor, 0, sizeof err.tensor) != NULL && strlen(err.tensor) >= 200 &&
+              strncmp(err.tensor, name, 200) == 0);
+        CHECK(memchr(err.message, 0, sizeof err.message) != NULL);
+        CHECK(memchr(err.file, 0, sizeof err.file) != NULL);
+        CHECK_EQ_U64(err.offset, 9);
+        free(img);
+        free(name);
+    }
+    free(h);
+}
+
+/* ---- random mutations of valid headers: never a crash, a consistent answer ------------ */
+static void test_mutations(void) {
+    const char *base[] = {
+        "{\"__metadata__\":{\"format\":\"pt\",\"k\\u00e9\":\"v\\n\"},\"w\":{\"dtype\":\"F32\",\"shape\":[2,2],"
+        "\"data_offsets\":[0,16]},\"b\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[16,18]},"
+        "\"z\":{\"dtype\":\"I8\",\"shape\":[0],\"data_offsets\":[18,18],\"x\":[1e3,{\"y\":null}]}}  ",
+        "{\"\xc3\xa9\":{\"data_offsets\":[0,2],\"shape\":[],\"dtype\":\"BF16\"}}",
+    };
+    const char alphabet[] = "{}[]\":,0123456789-+.eE \t\n\\u\x00\x80\xc3\xff" "aFIUtrfnl";
+    size_t dl[2] = { 18, 2 };
+    int it, b;
+    for (b = 0; b < 2; b++) {
+        size_t len = strlen(base[b]);
+        for (it = 0; it < 20000; it++) {
+            char h[512];
+            size_t n, hl = len;
+            unsigned char *img;
+            safeload_file *f = NULL;
+            safeload_error err;
+            safeload_result r;
+            int m, nm = 1 + (int)(tu_rand64() % 3);
+            memcpy(h, base[b], len);
+            for (m = 0; m < nm; m++) {
+                size_t pos = (size_t)(tu_rand64() % hl);
+                int op = (int)(tu_rand64() % 3);
+                char c = alphabet[tu_rand64() % (sizeof alphabet - 1)];
+                if (op == 0) h[pos] = c;
+                else if (op == 1 && hl > 1) { memmove(h + pos, h + pos + 1, hl - pos - 1); hl--; }
+                else if (hl < sizeof h - 1) { memmove(h + pos + 1, h + pos, hl - pos); h[pos] = c; hl++; }
+            }
+            img = mkimg(h, hl, NULL, dl[b], &n);
+            memset(&err, 0, sizeof err);
+            r = safeload_open_memory(&f, img, n, NULL, &err);
+            if (r == SAFELOAD_OK) {
+                size_t i, cnt = safeload_tensor_count(f);
+                uint64_t end = 0;
+                for (i = 0; i < cnt; i++) {
+                    const safeload_tensor *t = safeload_tensor_at(f, i);
+                    CHECK(t->begin == end && t->end >= t->begin && t->index == i && safeload_find_n(f, t->name, t->name_len) == t);
+                    end = t->end;
+                }
+                CHECK(8 + safeload_header_size(f) + end == n);
+                safeload_close(f);
+            } else {
+                CHECK(err.code == r && f == NULL);
+                CHECK_MSG(r >= SAFELOAD_INVALID_UTF8 && r <= SAFELOAD_INVALID_NAME, "mutation gave %s", safeload_result_id(r));
+                CHECK(err.offset >= 8 && err.offset <= n);
+            }
+            free(img);
+        }
+    }
+}
+/* ---- the reference files ----------------------------------------------------------------- */
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "rb");
+    unsigned char *p = NULL;
+    long len;
+    *n = 0;
+    if (!fp) return NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
+        p = (unsigned char *)malloc((size_t)len + 1);
+        if (fread(p, 1, (size_t)len, fp) != (size_t)len) { free(p); p = NULL; }
+        else *n = (size_t)len;
+    }
+    fclose(fp);
+    return p;
+}
+
+typedef struct ref_tensor { char name[256]; char dtype[32]; char shape[256]; uint64_t b, e, fnv; } ref_tensor;
+
+/* Check one reference file (all three sources) against its MANIFEST entry. */
+static void check_ref_file(const char *dir, const char *file, uint64_t data_fnv, const ref_tensor *rt, size_t nt) {
+    char path[1024];
+    size_t n, i;
+    unsigned char *img;
+    int s;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    img = slurp(path, &n);
+    CHECK_MSG(img != NULL, "cannot read %s", path);
+    if (!img) return;
+    for (s = 1; s <= 4; s <<= 1) {
+        safeload_file *f = NULL;
+        safeload_error err;
+        rd_user u;
+        safeload_result r;
+        if (s == SRC_FILE) r = safeload_open(&f, path, NULL, &err);
+        else r = open_src(s, &f, img, n, &u, &err);
+        CHECK_MSG(r == SAFELOAD_OK, "%s (%s): %s %s", file, src_name(s), safeload_result_id(r), err.message);
+        if (r != SAFELOAD_OK) continue;
+        CHECK_EQ_U64(safeload_file_size(f), n);
+        CHECK_EQ_U64(safeload_data_offset(f) + safeload_data_size(f), n);
+        CHECK_MSG(tu_fnv1a(img + safeload_data_offset(f), (size_t)safeload_data_size(f), TU_FNV_BASIS) == data_fnv,
+                  "%s: data section checksum", file);
+        CHECK_MSG(safeload_tensor_count(f) == nt, "%s: %u tensors, manifest %u", file,
+                  (unsigned)safeload_tensor_count(f), (unsigned)nt);
+        for (i = 0; i < nt && i < safeload_tensor_count(f); i++) {
+            const safeload_tensor *t = safeload_tensor_at(f, i);
+            unsigned char *buf = (unsigned char *)malloc((size_t)t->nbytes + 1);
+            CHECK_MSG(strcmp(t->name, rt[i].name) == 0, "%s[%u]: name %s want %s", file, (unsigned)i, t->name, rt[i].name);
+            CHECK_MSG(strcmp(safeload_dtype_name(t->dtype), rt[i].dtype) == 0, "%s: %s dtype", file, rt[i].name);
+            CHECK_MSG(strcmp(shape_str(t), rt[i].shape) == 0, "%s: %s shape %s want %s", file, rt[i].name,
+                      shape_str(t), rt[i].shape);
+            CHECK_MSG(t->begin == rt[i].b && t->end == rt[i].e, "%s: %s offsets", file, rt[i].name);
+            CHECK(safeload_find(f, rt[i].name) == t);
+            CHECK(safeload_read(f, t, buf, (size_t)t->nbytes, &err) == SAFELOAD_OK);
+            CHECK_MSG(tu_fnv1a(buf, (size_t)t->nbytes, TU_FNV_BASIS) == rt[i].fnv, "%s: %s (%s) checksum", file,
+                      rt[i].name, src_name(s));
+            free(buf);
+        }
+        if (strcmp(file, "metadata.safetensors") == 0) {
+            const safeload_kv *kv = safeload_metadata_find(f, "format");
+            CHECK(safeload_metadata_count(f) == 1 && kv && strcmp(kv->value, "pt") == 0);
+        } else CHECK(!safeload_has_metadata(f));
+        safeload_close(f);
+    }
+    free(img);
+}
+
+static void test_reference_files(void) {
+    const char *dir = getenv("SAFELOAD_REFERENCE_DIR");
+    char path[1024], line[4096], file[256] = "";
+    ref_tensor *rt = (ref_tensor *)malloc(1024 * sizeof *rt);
+    size_t nt = 0;
+    int files = 0;
+    uint64_t data_fnv = 0;
+    FILE *fp;
+    if (!dir || !*dir) dir = "tests/data/reference";
+    snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
+    fp = fopen(path, "r");
+    CHECK_MSG(fp != NULL, "cannot open %s (run from the repository root)", path);
+    if (!fp) { free(rt); return; }
+    for (;;) {
+        int eof = fgets(line, sizeof line, fp) == NULL;
+        char *nl;
+        if (eof || strncmp(line, "file ", 5) == 0) {
+            if (file[0]) { check_ref_file(dir, file, data_fnv, rt, nt); files++; }
+            if (eof) break;
+            nt = 0;
+            strncpy(file, line + 5, sizeof file - 1); file[sizeof file - 1] = 0;
+            if ((nl = strpbrk(file, "\r\n")) != NULL) *nl = 0;
+        } else if (strncmp(line, "data_fnv1a64 ", 13) == 0) {
+            data_fnv = strtoull(line + 13, NULL, 16);
+        } else if (line[0] != '#' && line[0] != '\n' && nt < 1024) {
+            ref_tensor *t = &rt[nt];
+            unsigned long long b, e, h;
+            if (sscanf(line, "%255[^\t]\t%31[^\t]\t%255[^\t]\t%llu\t%llu\t%llx", t->name, t->dtype, t->shape, &b, &e, &h) == 6) {
+                t->b = b; t->e = e; t->fnv = h; nt++;
+            } else CHECK_MSG(0, "bad MANIFEST line: %s", line);
+        }
+    }
+    fclose(fp);
+    CHECK_MSG(files == 6, "%d reference files in MANIFEST", files);
+    free(rt);
+}
+
+int main(void) {
+    g_corpus_dir = getenv("SAFELOAD_CORPUS_DIR");
+    snprintf(g_tmp_path, sizeof g_tmp_path, "/tmp/safeload_test_format_%d.safetensors", (int)getpid());
+    test_header_length();
+    test_header_limit();
+    test_utf8();
+    test_json_syntax();
+    test_json_types();
+    test_json_meta_depth();
+    test_json_accepted();
+    test_duplicates();
+    test_offsets();
+    test_incomplete();
+    test_reference_vector();
+    test_no_alignment();
+    test_dtypes();
+    test_ranks();
+    test_order();
+    test_find();
+    test_read();
+    test_view();
+    test_reader_errors();
+    test_check_keys();
+    test_result_ids();
+    test_block_boundaries();
+    test_truncated_headers();
+    test_json_more();
+    test_scale();
+    test_mutations();
+    test_many();
+    test_reference_files();
+    unlink(g_tmp_path);
+    printf("  %d file images\n", g_case);
+    return tu_finish("test_format");
+}
