@@ -99,6 +99,133 @@ static safeload_save_tensor st(const char *name, safeload_dtype dt, uint32_t ran
     return t;
 }
 
+static safeload_kv mkkv(const char *key, const char *value) {
+    safeload_kv kv;
+    kv.key = key; kv.key_len = strlen(key); kv.value = value; kv.value_len = strlen(value);
+    return kv;
+}
+
 static const unsigned char BYTES[64] = {
     0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,
     32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63 };
+
+/* ---- exact literal images --------------------------------------------------------------- */
+static void test_literals(void) {
+    static const uint64_t s2[1] = { 2 }, s22[2] = { 2, 2 }, s0[1] = { 0 }, s3[1] = { 3 }, s4[1] = { 4 };
+    static const uint64_t sbig[2] = { 0, UINT64_MAX };
+    safeload_save_tensor t[8];
+    safeload_save_desc d;
+    safeload_kv kv[4];
+    unsigned char want[64];
+    /* nothing at all: "{}" + 6 spaces */
+    EXPECT_SER(NULL, 0, NULL, "{}", NULL, 0);
+    {
+        void *out = NULL; size_t n = 0;
+        static const unsigned char img[16] = { 8,0,0,0,0,0,0,0, '{','}',' ',' ',' ',' ',' ',' ' };
+        CHECK(safeload_serialize(&out, &n, NULL, 0, NULL, NULL) == SAFELOAD_OK);
+        CHECK(n == 16 && out && memcmp(out, img, 16) == 0);
+        safeload_free(out, NULL);
+    }
+    memset(&d, 0, sizeof d);
+    EXPECT_SER(NULL, 0, &d, "{}", NULL, 0);
+    d.flags = SAFELOAD_SAVE_EMPTY_METADATA;
+    EXPECT_SER(NULL, 0, &d, "{\"__metadata__\":{}}", NULL, 0);
+    /* metadata pairs: keys sorted bytewise, __metadata__ first */
+    kv[0] = mkkv("b", "2"); kv[1] = mkkv("a", "1");
+    kv[2] = mkkv("B", "3"); kv[3] = mkkv("a.b", "");
+    memset(&d, 0, sizeof d);
+    d.metadata = kv; d.metadata_count = 4;
+    EXPECT_SER(NULL, 0, &d, "{\"__metadata__\":{\"B\":\"3\",\"a\":\"1\",\"a.b\":\"\",\"b\":\"2\"}}", NULL, 0);
+    d.flags = SAFELOAD_SAVE_EMPTY_METADATA;     /* no effect when there are pairs */
+    EXPECT_SER(NULL, 0, &d, "{\"__metadata__\":{\"B\":\"3\",\"a\":\"1\",\"a.b\":\"\",\"b\":\"2\"}}", NULL, 0);
+    t[0] = st("w", SAFELOAD_F32, 1, s2, BYTES, 8);
+    EXPECT_SER(t, 1, &d, "{\"__metadata__\":{\"B\":\"3\",\"a\":\"1\",\"a.b\":\"\",\"b\":\"2\"},"
+               "\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", BYTES, 8);
+    /* one tensor; the upstream reference vector: N = 60 padded to 64 */
+    EXPECT_SER(t, 1, NULL, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", BYTES, 8);
+    t[0] = st("test", SAFELOAD_I32, 2, s22, BYTES, 16);
+    EXPECT_SER(t, 1, NULL, "{\"test\":{\"dtype\":\"I32\",\"shape\":[2,2],\"data_offsets\":[0,16]}}", BYTES, 16);
+    {
+        void *out = NULL; size_t n = 0;
+        CHECK(safeload_serialize(&out, &n, t, 1, NULL, NULL) == SAFELOAD_OK);
+        CHECK(n == 8 + 64 + 16 && out && ((unsigned char *)out)[0] == 64 && memcmp((char *)out + 8 + 60, "    ", 4) == 0);
+        safeload_free(out, NULL);
+    }
+    /* scalar, zero-size, huge zero-size shape */
+    t[0] = st("s", SAFELOAD_F64, 0, NULL, BYTES, 8);
+    t[1] = st("z", SAFELOAD_F64, 1, s0, BYTES, 0);
+    t[2] = st("e", SAFELOAD_U8, 2, sbig, BYTES, 0);
+    EXPECT_SER(t, 3, NULL, "{\"s\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[0,8]},"
+               "\"z\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[8,8]},"
+               "\"e\":{\"dtype\":\"U8\",\"shape\":[0,18446744073709551615],\"data_offsets\":[8,8]}}", BYTES, 8);
+    /* order: dtype descending, then name bytewise; data follows that order */
+    t[0] = st("b", SAFELOAD_U8, 1, s3, BYTES + 10, 3);
+    t[1] = st("a", SAFELOAD_U8, 1, s4, BYTES + 20, 4);
+    t[2] = st("c", SAFELOAD_F16, 1, s2, BYTES + 30, 4);
+    t[3] = st("Z", SAFELOAD_BF16, 1, s2, BYTES + 40, 4);
+    t[4] = st("x", SAFELOAD_BOOL, 1, s2, BYTES + 50, 2);
+    t[5] = st("y", SAFELOAD_F4, 1, s4, BYTES + 52, 2);
+    t[6] = st("q", SAFELOAD_U64, 0, NULL, BYTES, 8);
+    memcpy(want, BYTES, 8);            /* q */
+    memcpy(want + 8, BYTES + 40, 4);   /* Z (BF16) */
+    memcpy(want + 12, BYTES + 30, 4);  /* c (F16) */
+    memcpy(want + 16, BYTES + 20, 4);  /* a (U8) */
+    memcpy(want + 20, BYTES + 10, 3);  /* b (U8) */
+    memcpy(want + 23, BYTES + 52, 2);  /* y (F4) */
+    memcpy(want + 25, BYTES + 50, 2);  /* x (BOOL) */
+    EXPECT_SER(t, 7, NULL, "{\"q\":{\"dtype\":\"U64\",\"shape\":[],\"data_offsets\":[0,8]},"
+               "\"Z\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[8,12]},"
+               "\"c\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[12,16]},"
+               "\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[16,20]},"
+               "\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[20,23]},"
+               "\"y\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[23,25]},"
+               "\"x\":{\"dtype\":\"BOOL\",\"shape\":[2],\"data_offsets\":[25,27]}}", want, 27);
+    /* bytewise name order: prefixes first, then by unsigned byte (0xC3 > 'z' > 'Z' > '.') */
+    t[0] = st("a\xc3\xa9", SAFELOAD_I8, 1, s2, BYTES, 2);
+    t[1] = st("aZ", SAFELOAD_I8, 1, s2, BYTES + 2, 2);
+    t[2] = st("a.b", SAFELOAD_I8, 1, s2, BYTES + 4, 2);
+    t[3] = st("a", SAFELOAD_I8, 1, s2, BYTES + 6, 2);
+    t[4] = st("az", SAFELOAD_I8, 1, s2, BYTES + 8, 2);
+    memcpy(want, BYTES + 6, 2); memcpy(want + 2, BYTES + 4, 2); memcpy(want + 4, BYTES + 2, 2);
+    memcpy(want + 6, BYTES + 8, 2); memcpy(want + 8, BYTES, 2);
+    EXPECT_SER(t, 5, NULL, "{\"a\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+               "\"a.b\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[2,4]},"
+               "\"aZ\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[4,6]},"
+               "\"az\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[6,8]},"
+               "\"a\xc3\xa9\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[8,10]}}", want, 10);
+}
+
+/* ---- escaping (serde_json) --------------------------------------------------------------- */
+static void test_escaping(void) {
+    static const uint64_t s1[1] = { 1 };
+    safeload_save_tensor t[4];
+    safeload_save_desc d;
+    safeload_kv kv[3];
+    /* the sort uses the raw bytes, not the escaped text: '"'(22) < '#'(23) < '\\'(5c) < ']'(5d) */
+    t[0] = st("]", SAFELOAD_U8, 1, s1, BYTES + 0, 1);
+    t[1] = st("\\", SAFELOAD_U8, 1, s1, BYTES + 1, 1);
+    t[2] = st("#", SAFELOAD_U8, 1, s1, BYTES + 2, 1);
+    t[3] = st("\"", SAFELOAD_U8, 1, s1, BYTES + 3, 1);
+    {
+        static const unsigned char w[4] = { 3, 2, 1, 0 };
+        EXPECT_SER(t, 4, NULL, "{\"\\\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                   "\"#\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},"
+                   "\"\\\\\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[2,3]},"
+                   "\"]\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[3,4]}}", w, 4);
+    }
+    /* every control character, '/', DEL and non-ASCII */
+    t[0] = st("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18"
+              "\x19\x1a\x1b\x1c\x1d\x1e\x1f /\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", SAFELOAD_U8, 1, s1, BYTES, 1);
+    EXPECT_SER(t, 1, NULL, "{\"\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b\\t\\n\\u000b\\f\\r\\u000e"
+               "\\u000f\\u0010\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017\\u0018\\u0019\\u001a\\u001b\\u001c"
+               "\\u001d\\u001e\\u001f /\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\":"
+               "{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", BYTES, 1);
+    /* metadata keys and values are escaped the same way */
+    kv[0] = mkkv("q\"uote", "back\\slash\ttab\nnl");
+    kv[1] = mkkv("ctl\x1f", "\x7f/\xc3\xa9\r\f\b");
+    kv[2] = mkkv("Q", "{\"json\":[1]}");
+    memset(&d, 0, sizeof d);
+    d.metadata = kv; d.metadata_count = 3;
+    EXPECT_SER(NULL, 0, &d, "{\"__metadata__\":{\"Q\":\"{\\\"json\\\":[1]}\",\"ctl\\u001f\":\"\x7f/\xc3\xa9\\r\\f\\b\","
+               "\"q\\\"uote\":\"back\\\\slash\\ttab\\nnl\"}}", NULL, 0);
+}
