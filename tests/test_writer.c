@@ -229,3 +229,140 @@ static void test_escaping(void) {
     EXPECT_SER(NULL, 0, &d, "{\"__metadata__\":{\"Q\":\"{\\\"json\\\":[1]}\",\"ctl\\u001f\":\"\x7f/\xc3\xa9\\r\\f\\b\","
                "\"q\\\"uote\":\"back\\\\slash\\ttab\\nnl\"}}", NULL, 0);
 }
+
+/* ---- an independent model of the layout, for generated cases ------------------------------ */
+typedef struct sbuf { char *p; size_t n, cap; } sbuf;
+static void sb_put(sbuf *b, const void *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->p = (char *)realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+static void sb_json(sbuf *b, const char *s, size_t n) {
+    size_t i;
+    sb_put(b, "\"", 1);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char e[8];
+        if (c == '"') sb_str(b, "\\\"");
+        else if (c == '\\') sb_str(b, "\\\\");
+        else if (c == '\b') sb_str(b, "\\b");
+        else if (c == '\t') sb_str(b, "\\t");
+        else if (c == '\n') sb_str(b, "\\n");
+        else if (c == '\f') sb_str(b, "\\f");
+        else if (c == '\r') sb_str(b, "\\r");
+        else if (c < 0x20) { sprintf(e, "\\u%04x", c); sb_str(b, e); }
+        else sb_put(b, &s[i], 1);
+    }
+    sb_put(b, "\"", 1);
+}
+static int bytecmp(const char *a, size_t an, const char *b, size_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an < bn ? -1 : an > bn ? 1 : 0);
+}
+static const safeload_save_tensor *g_sort_ts;
+static int cmp_tensor(const void *x, const void *y) {
+    const safeload_save_tensor *a = &g_sort_ts[*(const size_t *)x], *b = &g_sort_ts[*(const size_t *)y];
+    if (a->dtype != b->dtype) return a->dtype > b->dtype ? -1 : 1;
+    return bytecmp(a->name, strlen(a->name), b->name, strlen(b->name));
+}
+static int cmp_kv(const void *x, const void *y) {
+    const safeload_kv *a = (const safeload_kv *)x, *b = (const safeload_kv *)y;
+    return bytecmp(a->key, a->key_len, b->key, b->key_len);
+}
+
+/* The expected image for tensors + metadata (+ flags), built from the spec. */
+static unsigned char *model_image(const safeload_save_tensor *ts, size_t count, const safeload_save_desc *d,
+                                  size_t *out_n) {
+    sbuf j = { NULL, 0, 0 }, data = { NULL, 0, 0 };
+    size_t *idx = (size_t *)malloc((count + 1) * sizeof *idx), i, m = d ? d->metadata_count : 0;
+    uint64_t off = 0;
+    unsigned char *img;
+    int first = 1;
+    char num[64];
+    for (i = 0; i < count; i++) idx[i] = i;
+    g_sort_ts = ts;
+    qsort(idx, count, sizeof *idx, cmp_tensor);
+    sb_str(&j, "{");
+    sb_put(&data, "", 0);
+    if (m || (d && (d->flags & SAFELOAD_SAVE_EMPTY_METADATA))) {
+        safeload_kv *kv = (safeload_kv *)malloc((m + 1) * sizeof *kv);
+        if (m) memcpy(kv, d->metadata, m * sizeof *kv);
+        qsort(kv, m, sizeof *kv, cmp_kv);
+        sb_str(&j, "\"__metadata__\":{");
+        for (i = 0; i < m; i++) {
+            if (i) sb_str(&j, ",");
+            sb_json(&j, kv[i].key, kv[i].key_len); sb_str(&j, ":"); sb_json(&j, kv[i].value, kv[i].value_len);
+        }
+        sb_str(&j, "}");
+        first = 0;
+        free(kv);
+    }
+    for (i = 0; i < count; i++) {
+        const safeload_save_tensor *t = &ts[idx[i]];
+        uint32_t k;
+        if (!first) sb_str(&j, ",");
+        first = 0;
+        sb_json(&j, t->name, strlen(t->name));
+        sb_str(&j, ":{\"dtype\":\""); sb_str(&j, safeload_dtype_name(t->dtype)); sb_str(&j, "\",\"shape\":[");
+        for (k = 0; k < t->rank; k++) { sprintf(num, k ? ",%llu" : "%llu", (unsigned long long)t->shape[k]); sb_str(&j, num); }
+        sprintf(num, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)(off + t->nbytes));
+        sb_str(&j, num);
+        off += t->nbytes;
+        if (t->nbytes) sb_put(&data, t->data, (size_t)t->nbytes);
+    }
+    sb_str(&j, "}");
+    img = expect_image(j.p, data.p, data.n, out_n);
+    free(j.p); free(data.p); free(idx);
+    return img;
+}
+
+/* Header lengths of every residue mod 8: padding to the next multiple of 8, none when exact. */
+static void test_padding(void) {
+    static const uint64_t s1[1] = { 1 };
+    char name[64];
+    int len;
+    for (len = 1; len <= 24; len++) {
+        safeload_save_tensor t;
+        void *out = NULL;
+        size_t n = 0, want_n, jl;
+        unsigned char *want;
+        memset(name, 'n', (size_t)len); name[len] = 0;
+        t = st(name, SAFELOAD_U8, 1, s1, BYTES + 5, 1);
+        want = model_image(&t, 1, NULL, &want_n);
+        CHECK(safeload_serialize(&out, &n, &t, 1, NULL, NULL) == SAFELOAD_OK);
+        CHECK(out && n == want_n && memcmp(out, want, n) == 0);
+        jl = strlen("{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}") + (size_t)len;
+        CHECK(out && ((unsigned char *)out)[0] == (jl + 7) / 8 * 8 && n == 8 + (jl + 7) / 8 * 8 + 1);
+        safeload_free(out, NULL);
+        free(want);
+    }
+}
+
+/* Metadata strings with NUL bytes (lengths, not C strings): written as \u0000 and read back. */
+static void test_metadata_nul(void) {
+    safeload_kv kv[2];
+    safeload_save_desc d;
+    void *out = NULL;
+    size_t n = 0;
+    safeload_file *f = NULL;
+    kv[0].key = "k"; kv[0].key_len = 1; kv[0].value = "a\0b"; kv[0].value_len = 3;
+    kv[1].key = "k\0z"; kv[1].key_len = 3; kv[1].value = ""; kv[1].value_len = 0;
+    memset(&d, 0, sizeof d);
+    d.metadata = kv; d.metadata_count = 2;
+    EXPECT_SER(NULL, 0, &d, "{\"__metadata__\":{\"k\":\"a\\u0000b\",\"k\\u0000z\":\"\"}}", NULL, 0);
+    CHECK(safeload_serialize(&out, &n, NULL, 0, &d, NULL) == SAFELOAD_OK);
+    CHECK(out && safeload_open_memory(&f, out, n, NULL, NULL) == SAFELOAD_OK);
+    if (f) {
+        const safeload_kv *r = safeload_metadata_find(f, "k");
+        CHECK(r && r->value_len == 3 && memcmp(r->value, "a\0b", 3) == 0);
+        r = safeload_metadata_at(f, 1);
+        CHECK(r && r->key_len == 3 && memcmp(r->key, "k\0z", 3) == 0);
+        safeload_close(f);
+    }
+    safeload_free(out, NULL);
+}
