@@ -366,3 +366,155 @@ static void test_metadata_nul(void) {
     }
     safeload_free(out, NULL);
 }
+
+/* ---- generated round trips ---------------------------------------------------------------- */
+static void rand_name(char *s, size_t max) {
+    static const char *const parts[] = { "a", "b", "Z", ".", "_", "0", "9", "\"", "\\", "/", "\t", "\n", "\x01",
+        "\x1f", "\x7f", " ", "{", "}", ":", ",", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "layers", "weight" };
+    size_t n = 0, k = tu_rand64() % 7, i;
+    for (i = 0; i < k; i++) {
+        const char *p = parts[tu_rand64() % (sizeof parts / sizeof parts[0])];
+        size_t l = strlen(p);
+        if (n + l >= max) break;
+        memcpy(s + n, p, l); n += l;
+    }
+    s[n] = 0;
+}
+
+static void test_round_trips(void) {
+    enum { MAXT = 40, MAXM = 6 };
+    static char names[MAXT][64], keys[MAXM][64], vals[MAXM][64];
+    static uint64_t shapes[MAXT][4];
+    static unsigned char data[MAXT][2048];
+    safeload_save_tensor ts[MAXT];
+    safeload_kv kv[MAXM];
+    safeload_save_desc d;
+    int iter;
+    for (iter = 0; iter < 300; iter++) {
+        size_t count = (size_t)(tu_rand64() % MAXT), m = (size_t)(tu_rand64() % MAXM), i, j, n = 0, want_n;
+        void *out = NULL;
+        unsigned char *want;
+        safeload_file *f = NULL;
+        safeload_error err;
+        for (i = 0; i < count; i++) {
+            safeload_dtype dt = (safeload_dtype)(1 + tu_rand64() % 22);
+            uint32_t rank = (uint32_t)(tu_rand64() % 5), k;
+            uint64_t numel = 1;
+            do {                                    /* unique names */
+                rand_name(names[i], sizeof names[i]);
+                for (j = 0; j < i && strcmp(names[j], names[i]) != 0; j++) {}
+            } while (j < i);
+            if (safeload_dtype_bits(dt) % 8 && rank == 0) rank = 1;
+            for (k = 0; k < rank; k++) { shapes[i][k] = tu_rand64() % 5; numel *= shapes[i][k]; }
+            if (safeload_dtype_bits(dt) % 8) { shapes[i][0] *= 4; numel *= 4; }
+            ts[i] = st(names[i], dt, rank, shapes[i], data[i], numel * safeload_dtype_bits(dt) / 8);
+            for (j = 0; j < ts[i].nbytes; j++) data[i][j] = (unsigned char)tu_rand64();
+        }
+        for (i = 0; i < m; i++) {
+            do {
+                rand_name(keys[i], sizeof keys[i]);
+                for (j = 0; j < i && strcmp(keys[j], keys[i]) != 0; j++) {}
+            } while (j < i);
+            rand_name(vals[i], sizeof vals[i]);
+            kv[i] = mkkv(keys[i], vals[i]);
+        }
+        memset(&d, 0, sizeof d);
+        d.metadata = kv; d.metadata_count = m;
+        d.flags = (tu_rand64() & 1) ? SAFELOAD_SAVE_EMPTY_METADATA : 0;
+        want = model_image(ts, count, &d, &want_n);
+        CHECK_MSG(safeload_serialize(&out, &n, ts, count, &d, &err) == SAFELOAD_OK, "round trip %d: %s", iter, err.message);
+        if (out) {
+            int same = n == want_n && memcmp(out, want, n) == 0;
+            CHECK_MSG(same, "round trip %d: image differs from the model", iter);
+            if (!same) hexdiff((const unsigned char *)out, n, want, want_n);
+        }
+        CHECK_MSG(out && safeload_open_memory(&f, out, n, NULL, &err) == SAFELOAD_OK, "round trip %d: reopen: %s",
+                  iter, err.message);
+        if (f) {
+            CHECK_EQ_U64(safeload_tensor_count(f), count);
+            CHECK_EQ_U64(safeload_header_size(f) % 8, 0);
+            for (i = 0; i < count; i++) {
+                const safeload_tensor *t = safeload_find(f, names[i]);
+                const void *p = NULL;
+                size_t al = 0;
+                CHECK(t && t->dtype == ts[i].dtype && t->rank == ts[i].rank && t->nbytes == ts[i].nbytes);
+                if (!t) continue;
+                CHECK(t->rank == 0 || memcmp(t->shape, ts[i].shape, t->rank * sizeof(uint64_t)) == 0);
+                CHECK(safeload_view(f, t, &p, &al, NULL) == SAFELOAD_OK && (t->nbytes == 0 || memcmp(p, data[i], (size_t)t->nbytes) == 0));
+                /* the writer's layout: every tensor at a multiple of its element size in the file */
+                if (safeload_dtype_size(t->dtype)) CHECK(t->file_offset % safeload_dtype_size(t->dtype) == 0);
+            }
+            CHECK_EQ_U64(safeload_has_metadata(f) != 0, m > 0 || (d.flags & SAFELOAD_SAVE_EMPTY_METADATA));
+            CHECK_EQ_U64(safeload_metadata_count(f), m);
+            for (i = 0; i < m; i++) {
+                const safeload_kv *r = safeload_metadata_find(f, keys[i]);
+                CHECK(r && strcmp(r->value, vals[i]) == 0);
+            }
+            safeload_close(f);
+        }
+        safeload_free(out, NULL);
+        free(want);
+    }
+}
+
+/* ---- rejects ------------------------------------------------------------------------------- */
+static void test_rejects(void) {
+    static const uint64_t s2[1] = { 2 }, s3[1] = { 3 }, s1[1] = { 1 }, s0[1] = { 0 };
+    static const uint64_t s61[1] = { (uint64_t)1 << 61 }, s3232[2] = { (uint64_t)1 << 32, (uint64_t)1 << 32 };
+    static const uint64_t s263[2] = { 2, ((uint64_t)1 << 63) - 1 }, s3232z[3] = { (uint64_t)1 << 32, (uint64_t)1 << 32, 0 };
+    safeload_save_tensor t[4];
+    safeload_save_desc d;
+    safeload_kv kv[3];
+    t[0] = st("a", SAFELOAD_F32, 1, s2, BYTES, 4);    EXPECT_REJ(t, 1, NULL, SIZE_MISMATCH);
+    t[0] = st("a", SAFELOAD_F32, 1, s2, BYTES, 9);    EXPECT_REJ(t, 1, NULL, SIZE_MISMATCH);
+    t[0] = st("a", SAFELOAD_F32, 1, s0, BYTES, 1);    EXPECT_REJ(t, 1, NULL, SIZE_MISMATCH);
+    t[0] = st("a", SAFELOAD_F32, 0, NULL, BYTES, 0);  EXPECT_REJ(t, 1, NULL, SIZE_MISMATCH);
+    t[0] = st("a", SAFELOAD_F4, 1, s3, BYTES, 2);     EXPECT_REJ(t, 1, NULL, MISALIGNED_SUBBYTE);
+    t[0] = st("a", SAFELOAD_F4, 1, s3, BYTES, 1);     EXPECT_REJ(t, 1, NULL, MISALIGNED_SUBBYTE);
+    t[0] = st("a", SAFELOAD_F4, 0, NULL, BYTES, 1);   EXPECT_REJ(t, 1, NULL, MISALIGNED_SUBBYTE);
+    t[0] = st("a", SAFELOAD_F6_E2M3, 1, s1, BYTES, 1); EXPECT_REJ(t, 1, NULL, MISALIGNED_SUBBYTE);
+    t[0] = st("a", SAFELOAD_F6_E3M2, 1, s3, BYTES, 3); EXPECT_REJ(t, 1, NULL, MISALIGNED_SUBBYTE);
+    t[0] = st("a", SAFELOAD_U8, 1, s61, BYTES, 0);    EXPECT_REJ(t, 1, NULL, OVERFLOW);
+    t[0] = st("a", SAFELOAD_U8, 2, s3232, BYTES, 0);  EXPECT_REJ(t, 1, NULL, OVERFLOW);
+    t[0] = st("a", SAFELOAD_U8, 3, s3232z, BYTES, 0); EXPECT_REJ(t, 1, NULL, OVERFLOW);
+    t[0] = st("a", SAFELOAD_F32, 2, s263, BYTES, 0);  EXPECT_REJ(t, 1, NULL, OVERFLOW);
+    /* a good tensor with a bad one */
+    t[0] = st("ok", SAFELOAD_U8, 1, s2, BYTES, 2);
+    t[1] = st("bad", SAFELOAD_U8, 1, s2, BYTES, 3);   EXPECT_REJ(t, 2, NULL, SIZE_MISMATCH);
+    /* duplicate names, also when the sort does not put them side by side */
+    t[0] = st("a", SAFELOAD_U8, 1, s2, BYTES, 2);
+    t[1] = st("a", SAFELOAD_U8, 1, s2, BYTES, 2);     EXPECT_REJ(t, 2, NULL, DUPLICATE_KEY);
+    t[0] = st("a", SAFELOAD_U64, 1, s1, BYTES, 8);
+    t[1] = st("b", SAFELOAD_F32, 1, s1, BYTES, 4);
+    t[2] = st("a", SAFELOAD_U8, 1, s2, BYTES, 2);     EXPECT_REJ(t, 3, NULL, DUPLICATE_KEY);
+    t[0] = st("a", SAFELOAD_U8, 1, s0, BYTES, 0);
+    t[1] = st("a", SAFELOAD_F16, 1, s0, BYTES, 0);    EXPECT_REJ(t, 2, NULL, DUPLICATE_KEY);
+    /* duplicate metadata keys */
+    memset(&d, 0, sizeof d);
+    kv[0] = mkkv("k", "1"); kv[1] = mkkv("j", "2"); kv[2] = mkkv("k", "1");
+    d.metadata = kv; d.metadata_count = 3;
+    EXPECT_REJ(NULL, 0, &d, DUPLICATE_KEY);
+    kv[2] = mkkv("", ""); kv[1] = mkkv("", "x"); d.metadata_count = 3;
+    EXPECT_REJ(NULL, 0, &d, DUPLICATE_KEY);
+    /* invalid arguments */
+    t[0] = st(NULL, SAFELOAD_U8, 1, s2, BYTES, 2);    EXPECT_REJ(t, 1, NULL, INVALID_ARGUMENT);
+    t[0] = st("a", SAFELOAD_DTYPE_NONE, 1, s2, BYTES, 2); EXPECT_REJ(t, 1, NULL, INVALID_ARGUMENT);
+    t[0] = st("a", SAFELOAD_DTYPE_COUNT, 1, s2, BYTES, 2); EXPECT_REJ(t, 1, NULL, INVALID_ARGUMENT);
+    t[0] = st("a", (safeload_dtype)1000, 1, s2, BYTES, 2); EXPECT_REJ(t, 1, NULL, INVALID_ARGUMENT);
+    t[0] = st("a", (safeload_dtype)-1, 1, s2, BYTES, 2); EXPECT_REJ(t, 1, NULL, INVALID_ARGUMENT);
+    t[0] = st("ok", SAFELOAD_U8, 1, s2, BYTES, 2);
+    t[1] = st(NULL, SAFELOAD_U8, 1, s2, BYTES, 2);    EXPECT_REJ(t, 2, NULL, INVALID_ARGUMENT);
+    {
+        /* unspecified codes, but never success and never a crash */
+        void *out = NULL; size_t n = 0;
+        safeload_result r;
+        t[0] = st("a", SAFELOAD_U8, 1, NULL, BYTES, 2);
+        r = safeload_serialize(&out, &n, t, 1, NULL, NULL); CHECK(r != SAFELOAD_OK);
+        t[0] = st("a", SAFELOAD_U8, 1, s2, NULL, 2);
+        r = safeload_serialize(&out, &n, t, 1, NULL, NULL); CHECK(r != SAFELOAD_OK);
+        r = safeload_serialize(&out, &n, NULL, 1, NULL, NULL); CHECK(r != SAFELOAD_OK);
+        r = safeload_serialize(NULL, &n, NULL, 0, NULL, NULL); CHECK(r != SAFELOAD_OK);
+        memset(&d, 0, sizeof d); d.metadata_count = 2;
+        r = safeload_serialize(&out, &n, NULL, 0, &d, NULL); CHECK(r != SAFELOAD_OK);
+    }
+}
