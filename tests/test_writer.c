@@ -518,3 +518,165 @@ static void test_rejects(void) {
         r = safeload_serialize(&out, &n, NULL, 0, &d, NULL); CHECK(r != SAFELOAD_OK);
     }
 }
+
+/* ---- the 100,000,000-byte header limit applies to the padded header ---------------------- */
+static void test_header_limit(void) {
+    static const uint64_t s0[1] = { 0 };
+    const char *tmpl = "{\"\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}";
+    size_t base = strlen(tmpl), L = 100000000;
+    char *name = (char *)malloc(L + 1);
+    safeload_save_tensor t;
+    safeload_save_desc d;
+    safeload_kv kv;
+    void *out = NULL;
+    size_t n = 0;
+    safeload_result r;
+    /* JSON of exactly 100,000,000 bytes: fits, no padding */
+    memset(name, 'x', L); name[L - base] = 0;
+    t = st(name, SAFELOAD_U8, 1, s0, BYTES, 0);
+    r = safeload_serialize(&out, &n, &t, 1, NULL, NULL);
+    CHECK_MSG(r == SAFELOAD_OK, "100,000,000-byte header: %s", safeload_result_id(r));
+    CHECK(n == 8 + L && out && ((unsigned char *)out)[n - 1] == '}');
+    safeload_free(out, NULL); out = NULL;
+    /* 99,999,993 bytes: padded to 100,000,000, fits */
+    name[L - base - 7] = 0;
+    r = safeload_serialize(&out, &n, &t, 1, NULL, NULL);
+    CHECK_MSG(r == SAFELOAD_OK && n == 8 + L, "99,999,993-byte header: %s", safeload_result_id(r));
+    safeload_free(out, NULL); out = NULL;
+    /* 100,000,001 bytes (padded to 100,000,008): too large */
+    memset(name, 'x', L); name[L - base + 1] = 0;
+    r = safeload_serialize(&out, &n, &t, 1, NULL, NULL);
+    CHECK_MSG(r == SAFELOAD_HEADER_TOO_LARGE, "100,000,001-byte header: %s", safeload_result_id(r));
+    if (r == SAFELOAD_OK) safeload_free(out, NULL);
+    out = NULL;
+    /* the same through a metadata value, with save */
+    memset(&d, 0, sizeof d);
+    memset(name, 'x', L);
+    name[L - strlen("{\"__metadata__\":{\"k\":\"\"}}") + 1] = 0;
+    kv = mkkv("k", name);
+    d.metadata = &kv; d.metadata_count = 1;
+    r = safeload_serialize(&out, &n, NULL, 0, &d, NULL);
+    CHECK_MSG(r == SAFELOAD_HEADER_TOO_LARGE, "metadata 100,000,001: %s", safeload_result_id(r));
+    if (r == SAFELOAD_OK) safeload_free(out, NULL);
+    /* 10,000,000 control characters escape to 60,000,000 bytes: fine; 20,000,000 do not fit */
+    memset(name, '\x01', 20000000); name[10000000] = 0;
+    kv = mkkv("k", name);
+    out = NULL;
+    r = safeload_serialize(&out, &n, NULL, 0, &d, NULL);
+    CHECK_MSG(r == SAFELOAD_OK && n > 8 + 60000000, "10M escaped controls: %s", safeload_result_id(r));
+    if (r == SAFELOAD_OK) safeload_free(out, NULL);
+    name[10000000] = '\x01'; name[20000000] = 0;
+    kv = mkkv("k", name);
+    out = NULL;
+    r = safeload_serialize(&out, &n, NULL, 0, &d, NULL);
+    CHECK_MSG(r == SAFELOAD_HEADER_TOO_LARGE, "20M escaped controls: %s", safeload_result_id(r));
+    if (r == SAFELOAD_OK) safeload_free(out, NULL);
+    free(name);
+}
+
+/* ---- saving files ------------------------------------------------------------------------- */
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "rb");
+    unsigned char *p = NULL;
+    long len;
+    *n = 0;
+    if (!fp) return NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
+        p = (unsigned char *)malloc((size_t)len + 1);
+        if (fread(p, 1, (size_t)len, fp) != (size_t)len) { free(p); p = NULL; }
+        else *n = (size_t)len;
+    }
+    fclose(fp);
+    return p;
+}
+
+static int file_equals(const char *path, const void *p, size_t n) {
+    size_t fn;
+    unsigned char *f = slurp(path, &fn);
+    int eq = f && fn == n && memcmp(f, p, n) == 0;
+    free(f);
+    return eq;
+}
+
+/* entries in g_dir other than . and .. (names joined with spaces into list) */
+static int dir_entries(char *list, size_t cap) {
+    DIR *dp = opendir(g_dir);
+    struct dirent *e;
+    int count = 0;
+    list[0] = 0;
+    if (!dp) return -1;
+    while ((e = readdir(dp)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        count++;
+        if (strlen(list) + strlen(e->d_name) + 2 < cap) { strcat(list, e->d_name); strcat(list, " "); }
+    }
+    closedir(dp);
+    return count;
+}
+
+static void test_save(void) {
+    static const uint64_t s2[1] = { 2 }, s4[1] = { 4 };
+    safeload_save_tensor t[3];
+    char path[512], path2[600], list[4096];
+    void *out = NULL;
+    size_t n = 0;
+    safeload_error err;
+    safeload_result r;
+    safeload_file *old = NULL;
+    const void *view = NULL;
+    size_t al;
+    snprintf(path, sizeof path, "%s/model.safetensors", g_dir);
+    t[0] = st("w", SAFELOAD_F32, 1, s2, BYTES, 8);
+    t[1] = st("b", SAFELOAD_U8, 1, s4, BYTES + 8, 4);
+    /* a new file: the same bytes as serialize */
+    CHECK(safeload_serialize(&out, &n, t, 2, NULL, NULL) == SAFELOAD_OK);
+    r = safeload_save(path, t, 2, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_OK, "save: %s %s", safeload_result_id(r), err.message);
+    CHECK(out && file_equals(path, out, n));
+    CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    /* replace it while it is open (mapped): the old mapping keeps the old bytes */
+    CHECK(safeload_open(&old, path, NULL, &err) == SAFELOAD_OK);
+    CHECK(old && safeload_view(old, safeload_find(old, "w"), &view, &al, NULL) == SAFELOAD_OK);
+    safeload_free(out, NULL); out = NULL;
+    t[0] = st("w", SAFELOAD_F32, 1, s2, BYTES + 32, 8);
+    t[2] = st("new", SAFELOAD_I16, 1, s2, BYTES + 40, 4);
+    CHECK(safeload_serialize(&out, &n, t, 3, NULL, NULL) == SAFELOAD_OK);
+    CHECK(safeload_save(path, t, 3, NULL, &err) == SAFELOAD_OK);
+    CHECK(out && file_equals(path, out, n));
+    CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    if (old) {
+        CHECK(view && memcmp(view, BYTES, 8) == 0);
+        safeload_close(old);
+    }
+    /* a failing save leaves the target untouched and no temporary files */
+    t[1] = st("b", SAFELOAD_U8, 1, s4, BYTES, 5);
+    r = safeload_save(path, t, 3, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_SIZE_MISMATCH && err.code == r, "bad save: %s", safeload_result_id(r));
+    CHECK(file_equals(path, out, n));
+    CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    t[1] = st("w", SAFELOAD_U8, 1, s4, BYTES, 4);
+    CHECK(safeload_save(path, t, 3, NULL, &err) == SAFELOAD_DUPLICATE_KEY);
+    CHECK(file_equals(path, out, n));
+    CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    /* a missing directory */
+    t[1] = st("b", SAFELOAD_U8, 1, s4, BYTES + 8, 4);
+    snprintf(path2, sizeof path2, "%s/no/such/dir/x.safetensors", g_dir);
+    memset(&err, 0, sizeof err);
+    r = safeload_save(path2, t, 3, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_IO_ERROR && err.code == r, "save into a missing directory: %s", safeload_result_id(r));
+    CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    /* a target that is a directory */
+    snprintf(path2, sizeof path2, "%s/adir", g_dir);
+    mkdir(path2, 0700);
+    r = safeload_save(path2, t, 3, NULL, &err);
+    CHECK_MSG(r != SAFELOAD_OK, "save over a directory succeeded");
+    rmdir(path2);
+    CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    /* an empty file and metadata through save */
+    snprintf(path2, sizeof path2, "%s/empty.safetensors", g_dir);
+    CHECK(safeload_save(path2, NULL, 0, NULL, &err) == SAFELOAD_OK);
+    CHECK(file_equals(path2, "\x08\0\0\0\0\0\0\0{}      ", 16));
+    unlink(path2);
+    unlink(path);
+    safeload_free(out, NULL);
+}
