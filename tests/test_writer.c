@@ -680,3 +680,137 @@ static void test_save(void) {
     unlink(path);
     safeload_free(out, NULL);
 }
+
+/* ---- byte-for-byte reproduction of the reference files ------------------------------------ */
+static void reproduce(const char *dir, const char *file) {
+    char path[8192];
+    size_t n = 0, i, count, outn = 0;
+    unsigned char *img;
+    safeload_file *f = NULL;
+    safeload_save_tensor *ts;
+    safeload_kv *kv;
+    safeload_save_desc d;
+    safeload_error err;
+    void *out = NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    img = slurp(path, &n);
+    CHECK_MSG(img != NULL, "cannot read %s", path);
+    if (!img) return;
+    CHECK_MSG(safeload_open(&f, path, NULL, &err) == SAFELOAD_OK, "%s: %s", file, err.message);
+    if (!f) { free(img); return; }
+    count = safeload_tensor_count(f);
+    ts = (safeload_save_tensor *)calloc(count + 1, sizeof *ts);
+    kv = (safeload_kv *)calloc(safeload_metadata_count(f) + 1, sizeof *kv);
+    /* given in reverse data order, so the writer has to sort */
+    for (i = 0; i < count; i++) {
+        const safeload_tensor *t = safeload_tensor_at(f, count - 1 - i);
+        void *buf = malloc((size_t)t->nbytes + 1);
+        CHECK(safeload_read(f, t, buf, (size_t)t->nbytes, NULL) == SAFELOAD_OK);
+        ts[i] = st(t->name, t->dtype, t->rank, t->shape, buf, t->nbytes);
+    }
+    for (i = 0; i < safeload_metadata_count(f); i++) kv[i] = *safeload_metadata_at(f, i);
+    memset(&d, 0, sizeof d);
+    d.metadata = kv; d.metadata_count = safeload_metadata_count(f);
+    if (safeload_has_metadata(f) && d.metadata_count == 0) d.flags = SAFELOAD_SAVE_EMPTY_METADATA;
+    CHECK(safeload_serialize(&out, &outn, ts, count, &d, &err) == SAFELOAD_OK);
+    {
+        int same = out && outn == n && memcmp(out, img, n) == 0;
+        CHECK_MSG(same, "%s: not reproduced byte for byte", file);
+        CHECK(out && tu_fnv1a(out, outn, TU_FNV_BASIS) == tu_fnv1a(img, n, TU_FNV_BASIS));
+        if (!same && out) hexdiff((const unsigned char *)out, outn, img, n);
+    }
+    /* and through save */
+    snprintf(path, sizeof path, "%s/%s", g_dir, file);
+    CHECK(safeload_save(path, ts, count, &d, &err) == SAFELOAD_OK);
+    CHECK_MSG(file_equals(path, img, n), "%s: saved file differs", file);
+    unlink(path);
+    for (i = 0; i < count; i++) free((void *)ts[i].data);
+    free(ts); free(kv);
+    safeload_free(out, NULL);
+    safeload_close(f);
+    free(img);
+}
+
+static void test_reference_files(void) {
+    const char *dir = getenv("SAFELOAD_REFERENCE_DIR");
+    char path[1024], line[1024];
+    FILE *fp;
+    int files = 0;
+    if (!dir || !*dir) dir = "tests/data/reference";
+    snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
+    fp = fopen(path, "r");
+    CHECK_MSG(fp != NULL, "cannot open %s (run from the repository root)", path);
+    if (!fp) return;
+    while (fgets(line, sizeof line, fp)) {
+        char *nl;
+        if (strncmp(line, "file ", 5) != 0) continue;
+        if ((nl = strpbrk(line, "\r\n")) != NULL) *nl = 0;
+        reproduce(dir, line + 5);
+        files++;
+    }
+    fclose(fp);
+    CHECK_MSG(files == 6, "%d reference files", files);
+}
+
+/* ---- 100,000 tensors: save, open, find ------------------------------------------------------ */
+static void test_many(void) {
+    enum { NT = 100000 };
+    char (*names)[64] = (char (*)[64])malloc((size_t)NT * 64);
+    safeload_save_tensor *ts = (safeload_save_tensor *)calloc(NT, sizeof *ts);
+    static uint64_t shapes[3][2] = { { 2, 2 }, { 3, 1 }, { 0, 5 } };
+    static const safeload_dtype dts[3] = { SAFELOAD_BF16, SAFELOAD_F32, SAFELOAD_U8 };
+    char path[512];
+    size_t i, ok = 0;
+    safeload_file *f = NULL;
+    safeload_error err;
+    uint64_t total = 0;
+    for (i = 0; i < NT; i++) {
+        int k = (int)(i % 3);
+        sprintf(names[i], "model.layers.%u.mlp.experts.%u.gate_proj.weight", (unsigned)(i / 100), (unsigned)(i % 100));
+        ts[i] = st(names[i], dts[k], 2, shapes[k], BYTES + i % 32,
+                   shapes[k][0] * shapes[k][1] * safeload_dtype_size(dts[k]));
+        total += ts[i].nbytes;
+    }
+    snprintf(path, sizeof path, "%s/many.safetensors", g_dir);
+    CHECK(safeload_save(path, ts, NT, NULL, &err) == SAFELOAD_OK);
+    CHECK(safeload_open(&f, path, NULL, &err) == SAFELOAD_OK);
+    if (f) {
+        CHECK_EQ_U64(safeload_tensor_count(f), NT);
+        CHECK_EQ_U64(safeload_data_size(f), total);
+        CHECK_EQ_U64(safeload_header_size(f) % 8, 0);
+        for (i = 0; i < NT; i++) {
+            const safeload_tensor *t = safeload_find(f, names[i]);
+            unsigned char buf[16];
+            if (t && t->dtype == ts[i].dtype && t->nbytes == ts[i].nbytes &&
+                safeload_read(f, t, buf, sizeof buf, NULL) == SAFELOAD_OK && memcmp(buf, ts[i].data, (size_t)t->nbytes) == 0)
+                ok++;
+        }
+        CHECK_EQ_U64(ok, NT);
+        /* F32 block first, then BF16, then U8; names sorted bytewise within each */
+        CHECK(safeload_tensor_at(f, 0)->dtype == SAFELOAD_F32);
+        CHECK_STR(safeload_tensor_at(f, 0)->name, "model.layers.0.mlp.experts.1.gate_proj.weight");
+        safeload_close(f);
+    }
+    unlink(path);
+    free(ts);
+    free(names);
+}
+
+int main(void) {
+    char list[4096];
+    snprintf(g_dir, sizeof g_dir, "/tmp/safeload_test_writer_%d", (int)getpid());
+    if (mkdir(g_dir, 0700) != 0) { perror(g_dir); return 1; }
+    test_literals();
+    test_escaping();
+    test_padding();
+    test_metadata_nul();
+    test_round_trips();
+    test_rejects();
+    test_header_limit();
+    test_save();
+    test_reference_files();
+    test_many();
+    CHECK_MSG(dir_entries(list, sizeof list) == 0, "left behind: %s", list);
+    rmdir(g_dir);
+    return tu_finish("test_writer");
+}
