@@ -1560,6 +1560,119 @@ static void test_mutations(void) {
         }
     }
 }
+/* ---- allocators: everything freed, on success and on every failure point ------------------ */
+static long g_live, g_allocs, g_fail_at;    /* g_fail_at: fail the n-th allocation (0 = never) */
+static void *fa_alloc(void *u, size_t n) {
+    (void)u;
+    if (g_fail_at && ++g_allocs == g_fail_at) return NULL;
+    { void *p = malloc(n ? n : 1); if (p) g_live++; return p; }
+}
+static void *fa_realloc(void *u, void *p, size_t o, size_t n) {
+    void *q;
+    (void)u; (void)o;
+    if (g_fail_at && ++g_allocs == g_fail_at) return NULL;
+    q = realloc(p, n ? n : 1);
+    if (q && !p) g_live++;
+    return q;
+}
+static void fa_free(void *u, void *p) { (void)u; if (p) { g_live--; free(p); } }
+
+static void test_allocator(void) {
+    const char *h = "{\"__metadata__\":{\"format\":\"pt\",\"k\":\"v\"}," T("b","F32","[2]",8,16) ","
+        T("a","F32","[2]",0,8) "," T("z","I8","[0]",16,16) ",\"c\":{\"dtype\":\"U8\",\"shape\":[4],"
+        "\"data_offsets\":[16,20],\"x\":[[1,2],{\"y\":\"\\u00e9\"}]}}";
+    const char *expected[] = { "a", "q", "c", "a" };
+    size_t n;
+    unsigned char *img = mkimg(h, strlen(h), NULL, 20, &n);
+    safeload_open_desc desc;
+    int with_realloc, k;
+    for (with_realloc = 0; with_realloc < 2; with_realloc++) {
+        memset(&desc, 0, sizeof desc);
+        desc.allocator.alloc = fa_alloc; desc.allocator.free = fa_free;
+        desc.allocator.realloc = with_realloc ? fa_realloc : NULL;
+        desc.hash_seed = with_realloc ? 12345 : UINT64_MAX;
+        for (k = 1; k < 400; k++) {
+            safeload_file *f = NULL;
+            safeload_error err;
+            safeload_result r;
+            safeload_key_report rep;
+            g_live = 0; g_allocs = 0; g_fail_at = k;
+            memset(&err, 0, sizeof err);
+            r = safeload_open_memory(&f, img, n, &desc, &err);
+            if (r == SAFELOAD_OK) {
+                CHECK(safeload_tensor_count(f) == 4 && safeload_find(f, "c") && safeload_metadata_find(f, "k"));
+                memset(&rep, 0, sizeof rep);
+                r = safeload_check_keys(f, expected, 4, &rep, &err);
+                CHECK_MSG(r == SAFELOAD_OK || r == SAFELOAD_OUT_OF_MEMORY, "check_keys under failing allocator: %s",
+                          safeload_result_id(r));
+                if (r == SAFELOAD_OK) {
+                    CHECK(rep.missing_count == 1 && rep.unexpected_count == 2);
+                    safeload_key_report_free(&rep);
+                }
+                safeload_close(f);
+            } else {
+                CHECK_MSG(r == SAFELOAD_OUT_OF_MEMORY && err.code == r, "alloc %d failing: %s", k, safeload_result_id(r));
+                CHECK(f == NULL);
+            }
+            CHECK_MSG(g_live == 0, "alloc %d failing (realloc %d): %ld blocks leaked", k, with_realloc, g_live);
+            if (g_allocs < k) break;      /* the failure was not reached: all points covered */
+        }
+        CHECK_MSG(k > 2, "allocator was not used");
+    }
+    /* file and reader sources with the counting allocator */
+    g_fail_at = 0; g_live = 0;
+    {
+        safeload_file *f = NULL;
+        rd_user u;
+        safeload_reader r = mk_reader(&u, img, n, 0);
+        write_file(g_tmp_path, img, n);
+        CHECK(safeload_open(&f, g_tmp_path, &desc, NULL) == SAFELOAD_OK);
+        if (f) safeload_close(f);
+        CHECK_EQ_U64(g_live, 0);
+        CHECK(safeload_open_reader(&f, &r, &desc, NULL) == SAFELOAD_OK);
+        if (f) safeload_close(f);
+        CHECK_EQ_U64(g_live, 0);
+    }
+    /* a failing file open: nothing left */
+    {
+        safeload_file *f = NULL;
+        img[8 + 3] = 'X';
+        write_file(g_tmp_path, img, n);
+        CHECK(safeload_open(&f, g_tmp_path, &desc, NULL) == SAFELOAD_INVALID_JSON);
+        CHECK_EQ_U64(g_live, 0);
+    }
+    free(img);
+}
+
+/* A reader that claims more bytes than were asked for must not be trusted. */
+static int64_t liar_read(void *user, uint64_t off, void *dst, size_t n) {
+    rd_user *u = (rd_user *)user;
+    size_t k = n;
+    if (off >= u->n) return 0;
+    if (k > u->n - off) k = (size_t)(u->n - off);
+    memcpy(dst, u->p + off, k);
+    return (int64_t)n + 100;
+}
+
+static void test_reader_misbehaving(void) {
+    const char *h = "{" T("w","F32","[5]",0,20) "}";
+    size_t n;
+    unsigned char *img = mkimg(h, strlen(h), NULL, 20, &n);
+    rd_user u;
+    safeload_reader r = mk_reader(&u, img, n, 0);
+    safeload_file *f = NULL;
+    safeload_result res;
+    r.read = liar_read;
+    res = safeload_open_reader(&f, &r, NULL, NULL);
+    CHECK_MSG(res != SAFELOAD_OK, "reader returning more than asked: open accepted");
+    if (f) {
+        unsigned char buf[64];
+        res = safeload_read(f, safeload_find(f, "w"), buf, sizeof buf, NULL);
+        CHECK_MSG(res != SAFELOAD_OK, "reader returning more than asked: read accepted");
+        safeload_close(f);
+    }
+    free(img);
+}
 /* ---- the reference files ----------------------------------------------------------------- */
 static unsigned char *slurp(const char *path, size_t *n) {
     FILE *fp = fopen(path, "rb");
@@ -1692,6 +1805,8 @@ int main(void) {
     test_json_more();
     test_scale();
     test_mutations();
+    test_allocator();
+    test_reader_misbehaving();
     test_many();
     test_reference_files();
     unlink(g_tmp_path);
