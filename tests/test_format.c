@@ -6,6 +6,7 @@
 #include "safeload.h"
 #include "testutil.h"
 #include <unistd.h>
+#include <signal.h>
 #include <time.h>
 
 #define NOOFF   UINT64_MAX          /* do not check err.offset */
@@ -1776,7 +1777,19 @@ static void test_reference_files(void) {
     free(rt);
 }
 
+/* A hang inside the library is a failure, not a stuck build. */
+static char g_hang_msg[256] = "test_format: TIMED OUT (a call did not return)\n";
+static void on_alarm(int sig) {
+    ssize_t w;
+    (void)sig;
+    w = write(2, g_hang_msg, strlen(g_hang_msg));
+    (void)w;
+    _exit(2);
+}
+
 int main(void) {
+    signal(SIGALRM, on_alarm);
+    alarm(120);
     g_corpus_dir = getenv("SAFELOAD_CORPUS_DIR");
     snprintf(g_tmp_path, sizeof g_tmp_path, "/tmp/safeload_test_format_%d.safetensors", (int)getpid());
     test_header_length();

@@ -6,10 +6,23 @@
 #include "safeload.h"
 #include "testutil.h"
 #include <unistd.h>
+#include <signal.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static char g_dir[256];              /* a private scratch directory */
+
+/* A hang inside the library is a failure, not a stuck build. */
+static char g_hang_msg[256] = "test_writer: TIMED OUT (a call did not return)\n";
+static void on_alarm(int sig) {
+    ssize_t w;
+    (void)sig;
+    w = write(2, g_hang_msg, strlen(g_hang_msg));
+    (void)w;
+    _exit(2);
+}
+
 
 /* ---- a counting allocator: every serialize must free all it allocated -------------------- */
 static long g_live;
@@ -796,7 +809,101 @@ static void test_many(void) {
     free(names);
 }
 
+/* ---- failing allocations: OUT_OF_MEMORY, nothing leaked, no file touched ---------------- */
+static long g_allocs, g_fail_at;
+static void *fl_alloc(void *u, size_t n) {
+    if (g_fail_at && ++g_allocs == g_fail_at) return NULL;
+    return ca_alloc(u, n);
+}
+static void *fl_realloc(void *u, void *p, size_t o, size_t n) {
+    if (g_fail_at && ++g_allocs == g_fail_at) return NULL;
+    return ca_realloc(u, p, o, n);
+}
+
+/* One (mode, realloc) combination, in a child process so that a hang is reported, not waited
+   for: mode 0 = serialize, 1 = save. */
+static void alloc_failures_child(int mode, int with_realloc) {
+    static const uint64_t s2[1] = { 2 };
+    safeload_save_tensor t[3];
+    safeload_kv kv[2];
+    safeload_save_desc d;
+    char path[512], list[4096];
+    const char *what = mode ? "safeload_save" : "safeload_serialize";
+    int k;
+    t[0] = st("w", SAFELOAD_F32, 1, s2, BYTES, 8);
+    t[1] = st("b\n", SAFELOAD_U8, 1, s2, BYTES + 8, 2);
+    t[2] = st("a", SAFELOAD_U8, 1, s2, BYTES + 10, 2);
+    kv[0] = mkkv("z", "1"); kv[1] = mkkv("y", "\x01");
+    snprintf(path, sizeof path, "%s/oom.safetensors", g_dir);
+    memset(&d, 0, sizeof d);
+    d.metadata = kv; d.metadata_count = 2;
+    d.allocator.alloc = fl_alloc; d.allocator.free = ca_free;
+    d.allocator.realloc = with_realloc ? fl_realloc : NULL;
+    for (k = 1; k < 200; k++) {
+        void *out = NULL;
+        size_t n = 0;
+        safeload_error err;
+        safeload_result r;
+        snprintf(g_hang_msg, sizeof g_hang_msg, "test_writer: %s never returns when allocation %d fails "
+                 "(allocator %s realloc)\n", what, k, with_realloc ? "with" : "without");
+        alarm(2);
+        g_live = 0; g_allocs = 0; g_fail_at = k;
+        memset(&err, 0, sizeof err);
+        if (mode == 0) r = safeload_serialize(&out, &n, t, 3, &d, &err);
+        else r = safeload_save(path, t, 3, &d, &err);
+        if (r == SAFELOAD_OK) {
+            if (mode == 0) safeload_free(out, &d.allocator);
+            else unlink(path);
+        } else {
+            CHECK_MSG(r == SAFELOAD_OUT_OF_MEMORY && err.code == r, "%s: alloc %d failing: %s", what, k,
+                      safeload_result_id(r));
+            CHECK_MSG(dir_entries(list, sizeof list) == 0, "failed save left: %s", list);
+        }
+        CHECK_MSG(g_live == 0, "%s: alloc %d failing (realloc %d): %ld blocks leaked", what, k, with_realloc, g_live);
+        if (g_allocs < k) break;
+    }
+    alarm(0);
+    CHECK_MSG(k > 1, "allocator not used by %s", what);
+}
+
+static void test_alloc_failures(void) {
+    int mode, with_realloc;
+    for (mode = 0; mode < 2; mode++)
+    for (with_realloc = 0; with_realloc < 2; with_realloc++) {
+        int status = 0;
+        pid_t pid;
+        char list[4096];
+        fflush(stdout); fflush(stderr);
+        pid = fork();
+        if (pid == 0) {
+            alloc_failures_child(mode, with_realloc);
+            fflush(stderr);
+            _exit(tu_failures ? 1 : 0);
+        }
+        CHECK_MSG(pid > 0, "fork failed");
+        if (pid <= 0) continue;
+        waitpid(pid, &status, 0);
+        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "allocation failures (%s, %s realloc): checks failed or the call hung",
+                  mode ? "save" : "serialize", with_realloc ? "with" : "without");
+        if (dir_entries(list, sizeof list) > 0) {     /* clean up after a killed child */
+            DIR *dp = opendir(g_dir);
+            struct dirent *e;
+            while (dp && (e = readdir(dp)) != NULL) {
+                char p[1024];
+                if (e->d_name[0] == '.') continue;
+                snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
+                unlink(p);
+            }
+            if (dp) closedir(dp);
+            CHECK_MSG(!WIFEXITED(status), "allocation failures left files: %s", list);
+        }
+    }
+}
+
 int main(void) {
+    signal(SIGALRM, on_alarm);
+    alarm(120);
     char list[4096];
     snprintf(g_dir, sizeof g_dir, "/tmp/safeload_test_writer_%d", (int)getpid());
     if (mkdir(g_dir, 0700) != 0) { perror(g_dir); return 1; }
@@ -808,6 +915,7 @@ int main(void) {
     test_rejects();
     test_header_limit();
     test_save();
+    test_alloc_failures();
     test_reference_files();
     test_many();
     CHECK_MSG(dir_entries(list, sizeof list) == 0, "left behind: %s", list);
