@@ -901,6 +901,65 @@ static void test_alloc_failures(void) {
     }
 }
 
+/* ---- save: small tensors go through a buffer, big ones straight; mixed, the bytes must match
+   serialize; a failing buffer allocation is OUT_OF_MEMORY --------------------------------- */
+static size_t g_fail_above;                /* fail allocations larger than this (0 = never) */
+static void *big_alloc(void *u, size_t n) { return g_fail_above && n > g_fail_above ? NULL : ca_alloc(u, n); }
+static void *big_realloc(void *u, void *p, size_t o, size_t n) {
+    return g_fail_above && n > g_fail_above ? NULL : ca_realloc(u, p, o, n);
+}
+
+static void test_save_mixed_sizes(void) {
+    enum { NT = 40 };
+    static uint64_t shapes[NT][1];
+    static char names[NT][16];
+    safeload_save_tensor t[NT];
+    unsigned char *data;
+    size_t sizes[NT], total = 0, i, off = 0, n = 0;
+    char path[512], list[4096];
+    void *out = NULL;
+    safeload_save_desc d;
+    safeload_error err;
+    safeload_result r;
+    for (i = 0; i < NT; i++) {
+        /* per 8: one direct write, then 322,141 buffered bytes */
+        size_t k = i % 8;
+        sizes[i] = k == 0 ? 65536 + i : k <= 4 ? 65535 : k == 5 ? 1 : k == 6 ? 0 : 60000;
+        total += sizes[i];
+    }
+    data = (unsigned char *)malloc(total);
+    for (i = 0; i < total; i++) data[i] = (unsigned char)(i * 7 + (i >> 16));
+    for (i = 0; i < NT; i++) {
+        sprintf(names[i], "t%02u", (unsigned)i);
+        shapes[i][0] = sizes[i];
+        t[i] = st(names[i], SAFELOAD_U8, 1, shapes[i], data + off, sizes[i]);
+        off += sizes[i];
+    }
+    snprintf(path, sizeof path, "%s/mixed.safetensors", g_dir);
+    CHECK(safeload_serialize(&out, &n, t, NT, NULL, NULL) == SAFELOAD_OK);
+    CHECK(safeload_save(path, t, NT, NULL, &err) == SAFELOAD_OK);
+    CHECK_MSG(out && file_equals(path, out, n), "saved mixed-size file differs from serialize");
+    safeload_free(out, NULL);
+    unlink(path);
+    /* only the write buffer (and serialize's output) is larger than 200,000 bytes */
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc = big_alloc; d.allocator.free = ca_free; d.allocator.realloc = big_realloc;
+    g_fail_above = 200000; g_live = 0;
+    memset(&err, 0, sizeof err);
+    r = safeload_save(path, t, NT, &d, &err);
+    CHECK_MSG(r == SAFELOAD_OUT_OF_MEMORY, "save with its write buffer unallocatable: %s (%s)",
+              safeload_result_id(r), err.message);
+    CHECK_EQ_U64(g_live, 0);
+    CHECK_MSG(dir_entries(list, sizeof list) == 0, "failed save left: %s", list);
+    out = NULL;
+    r = safeload_serialize(&out, &n, t, NT, &d, &err);
+    CHECK_MSG(r == SAFELOAD_OUT_OF_MEMORY, "serialize with its output unallocatable: %s", safeload_result_id(r));
+    CHECK_EQ_U64(g_live, 0);
+    g_fail_above = 0;
+    unlink(path);
+    free(data);
+}
+
 int main(void) {
     signal(SIGALRM, on_alarm);
     alarm(120);
@@ -915,6 +974,7 @@ int main(void) {
     test_rejects();
     test_header_limit();
     test_save();
+    test_save_mixed_sizes();
     test_alloc_failures();
     test_reference_files();
     test_many();
