@@ -111,14 +111,17 @@ test-tsan: | $(BUILD)/tsan
 # mingw-w64 and run under wine; skipped with a note when either is missing.
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 WINE ?= wine
-WIN_TESTS := test_format test_writer test_cast test_win
+WIN_TESTS := test_format test_cast test_win
 test-win: | $(BUILD)/win
 	@if ! command -v $(MINGW_CC) >/dev/null 2>&1; then echo "test-win: $(MINGW_CC) not installed, skipped"; exit 0; fi; \
 	set -e; for t in $(WIN_TESTS); do \
-	    $(MINGW_CC) $(STD) $(WARN) -O2 -I. -Itests tests/$$t.c -o $(BUILD)/win/$$t.exe -static; done; \
-	$(MINGW_CC) $(STD) $(WARN) -O2 -I. examples/safeload_cli.c -o $(BUILD)/win/safeload.exe -static; \
+	    $(MINGW_CC) $(STD) $(WARN) -O2 -I. -Itests tests/$$t.c -o $(BUILD)/win/$$t.exe -static -lpthread; done; \
+	$(MINGW_CC) $(STD) $(WARN) -O2 -I. examples/safeload_cli.c -o $(BUILD)/win/safeload.exe -static -lpthread; \
 	if ! command -v $(WINE) >/dev/null 2>&1; then echo "test-win: built; $(WINE) not installed, not run"; exit 0; fi; \
-	for t in $(WIN_TESTS); do echo "== $$t.exe (wine)"; WINEDEBUG=-all $(WINE) $(BUILD)/win/$$t.exe; done
+	for t in $(WIN_TESTS); do echo "== $$t.exe (wine)"; WINEDEBUG=-all $(WINE) $(BUILD)/win/$$t.exe; done; \
+	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe sample $(BUILD)/win/sample.safetensors; \
+	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe verify $(BUILD)/win/sample.safetensors; \
+	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe load $(BUILD)/win/sample.safetensors --threads 2 --checksum
 
 # ---- fuzzing ---------------------------------------------------------------------------------
 FUZZ_SECONDS ?= 60

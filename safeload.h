@@ -746,6 +746,30 @@ typedef HANDLE sl__os_file;
 #  include <sys/uio.h>
 typedef int sl__os_file;
 #  define SL__NO_FILE (-1)
+#  if defined(__linux__) && !defined(__cplusplus) && (defined(__LP64__) || defined(_LP64))
+/* If the implementation file included system headers in strict C99 mode before this one,
+   these POSIX/GNU declarations are hidden. On 64-bit Linux their ABI is fixed (no 64-bit
+   offset renaming), so declare them; identical redeclarations are harmless in C. (C++
+   compilers define _GNU_SOURCE, so there everything is already visible.) */
+extern ssize_t pread(int, void *, size_t, off_t);
+extern ssize_t preadv(int, const struct iovec *, int, off_t);
+extern int madvise(void *, size_t, int);
+extern int fsync(int);
+#    ifndef MAP_ANONYMOUS
+#      define MAP_ANONYMOUS 0x20
+#    endif
+#    ifndef MADV_HUGEPAGE
+#      define MADV_HUGEPAGE 14
+#    endif
+#    ifndef O_CLOEXEC
+#      define O_CLOEXEC 02000000
+#    endif
+#    if !defined(O_DIRECT) && defined(__x86_64__)
+#      define O_DIRECT 040000
+#    elif !defined(O_DIRECT) && defined(__aarch64__)
+#      define O_DIRECT 0200000
+#    endif
+#  endif
 /* Test seams: the tests define these to inject short reads, EINTR and errors. */
 #  ifndef SAFELOAD_PREAD
 #    define SAFELOAD_PREAD pread
@@ -2629,7 +2653,7 @@ static safeload_result sl__file_finish(safeload_file **out, safeload_file *f,
 
 SL__DEF safeload_result safeload_open(safeload_file **out, const char *path,
                                       const safeload_open_desc *desc, safeload_error *err) {
-    safeload_file *f;
+    safeload_file *f = NULL;
     safeload_result r;
     int e;
     if (!path) {
@@ -2654,7 +2678,7 @@ SL__DEF safeload_result safeload_open(safeload_file **out, const char *path,
 SL__DEF safeload_result safeload_open_memory(safeload_file **out, const void *data, size_t size,
                                              const safeload_open_desc *desc,
                                              safeload_error *err) {
-    safeload_file *f;
+    safeload_file *f = NULL;
     safeload_result r;
     if ((r = sl__file_new(out, "<memory>", desc, err, &f)) != SAFELOAD_OK) return r;
     if (!data && size) {
@@ -2671,7 +2695,7 @@ SL__DEF safeload_result safeload_open_memory(safeload_file **out, const void *da
 SL__DEF safeload_result safeload_open_reader(safeload_file **out, const safeload_reader *reader,
                                              const safeload_open_desc *desc,
                                              safeload_error *err) {
-    safeload_file *f;
+    safeload_file *f = NULL;
     safeload_result r;
     const char *label = reader && reader->name ? reader->name : "<reader>";
     if ((r = sl__file_new(out, label, desc, err, &f)) != SAFELOAD_OK) return r;

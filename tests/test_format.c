@@ -5,9 +5,11 @@
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
+#include <time.h>
+#if !defined(_WIN32)
 #include <unistd.h>
 #include <signal.h>
-#include <time.h>
+#endif
 
 #define NOOFF   UINT64_MAX          /* do not check err.offset */
 #define JSONOFF (UINT64_MAX - 1)    /* INVALID_JSON: 8 <= err.offset <= 8 + N */
@@ -1778,6 +1780,7 @@ static void test_reference_files(void) {
 }
 
 /* A hang inside the library is a failure, not a stuck build. */
+#if !defined(_WIN32)
 static char g_hang_msg[256] = "test_format: TIMED OUT (a call did not return)\n";
 static void on_alarm(int sig) {
     ssize_t w;
@@ -1786,12 +1789,18 @@ static void on_alarm(int sig) {
     (void)w;
     _exit(2);
 }
+#endif
 
 int main(void) {
+    g_corpus_dir = getenv("SAFELOAD_CORPUS_DIR");
+#if !defined(_WIN32)
     signal(SIGALRM, on_alarm);
     alarm(120);
-    g_corpus_dir = getenv("SAFELOAD_CORPUS_DIR");
     snprintf(g_tmp_path, sizeof g_tmp_path, "/tmp/safeload_test_format_%d.safetensors", (int)getpid());
+#else
+    snprintf(g_tmp_path, sizeof g_tmp_path, "safeload_test_format_%u.safetensors",
+             (unsigned)(tu_rand64() & 0xFFFFFF));
+#endif
     test_header_length();
     test_header_limit();
     test_utf8();

@@ -6,6 +6,7 @@
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
+#include <time.h>
 #if defined(_WIN32)
 #include <direct.h>
 #define tw_mkdir(p) _mkdir(p)
@@ -75,7 +76,8 @@ int main(void) {
     size_t i;
     FILE *fp;
     tw_make();
-    snprintf(dir, sizeof dir, "safeload-test-win-%u", (unsigned)(tu_rand64() & 0xFFFFFF));
+    snprintf(dir, sizeof dir, "build/safeload-test-win-%lx-%lx", (unsigned long)time(NULL),
+             (unsigned long)clock());
     CHECK(tw_mkdir(dir) == 0);
     /* a UTF-8 path with non-ASCII characters; saved twice (the second replaces the first) */
     snprintf(path, sizeof path, "%s/t\xC3\xABst-\xC3\xB1\xE6\xA8\xA1\xE5\x9E\x8B.safetensors", dir);
