@@ -151,41 +151,101 @@ static void inspect_json(const safeload_file *f) {
     printf("]}\n");
 }
 
+/* A file, an index or a directory: single files keep the exact single-file output. */
+static int open_model(const char *path, safeload_model **m, safeload_error *e) {
+    return safeload_model_open(m, path, NULL, e);
+}
+
+static void print_verify_error(const char *path, const safeload_error *e) {
+    printf("error: %s: %s: %s", path, safeload_result_id(e->code), e->message);
+    if (e->file[0] && strcmp(e->file, path) != 0) printf(" [file %s]", e->file);
+    if (e->offset != SAFELOAD_NO_OFFSET) printf(" (byte %llu)", (unsigned long long)e->offset);
+    printf("\n");
+}
+
 static int cmd_inspect(int argc, char **argv) {
     const char *path = NULL;
     int json = 0, i;
-    safeload_file *f;
+    safeload_model *m;
     safeload_error e;
     safeload_result r;
+    size_t k, n;
     for (i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (!path && argv[i][0] != '-') path = argv[i];
         else return usage();
     }
     if (!path) return usage();
-    r = safeload_open(&f, path, NULL, &e);
+    r = open_model(path, &m, &e);
     if (r != SAFELOAD_OK) { print_error(path, &e); return is_io(r) ? 2 : 1; }
-    if (json) inspect_json(f);
-    else inspect_table(f, path);
-    safeload_close(f);
+    n = safeload_model_shard_count(m);
+    if (n == 1 && safeload_model_metadata_at(m, 0) == safeload_metadata_at(safeload_model_shard(m, 0), 0)) {
+        if (json) inspect_json(safeload_model_shard(m, 0));
+        else inspect_table(safeload_model_shard(m, 0), path);
+    } else if (json) {
+        /* a sharded model: the index metadata, then each shard as a single-file object */
+        printf("{\"metadata\":{");
+        for (k = 0; k < safeload_model_metadata_count(m); k++) {
+            const safeload_kv *kv = safeload_model_metadata_at(m, k);
+            if (k) putchar(',');
+            json_string(stdout, kv->key, kv->key_len);
+            putchar(':');
+            json_string(stdout, kv->value, kv->value_len);
+        }
+        printf("},\"shards\":[");
+        for (k = 0; k < n; k++) {
+            if (k) putchar(',');
+            printf("{\"file\":");
+            json_string(stdout, safeload_file_path(safeload_model_shard(m, k)),
+                        strlen(safeload_file_path(safeload_model_shard(m, k))));
+            printf(",\"checkpoint\":");
+            inspect_json(safeload_model_shard(m, k));
+            printf("}");
+        }
+        printf("]}\n");
+    } else {
+        printf("%s: %llu shards, %llu tensors\n", path, (unsigned long long)n,
+               (unsigned long long)safeload_model_tensor_count(m));
+        for (k = 0; k < safeload_model_metadata_count(m); k++) {
+            const safeload_kv *kv = safeload_model_metadata_at(m, k);
+            printf("  index %s: %s\n", kv->key, kv->value);
+        }
+        for (k = 0; k < n; k++) {
+            printf("\n");
+            inspect_table(safeload_model_shard(m, k), safeload_file_path(safeload_model_shard(m, k)));
+        }
+    }
+    for (k = 0; k < safeload_model_warning_count(m); k++) {
+        const safeload_error *w = safeload_model_warning(m, k);
+        fprintf(stderr, "warning: %s: %s: %s [tensor %s]\n", w->file, safeload_result_id(w->code),
+                w->message, w->tensor);
+    }
+    safeload_model_close(m);
     return 0;
 }
 
 static int cmd_verify(int argc, char **argv) {
-    safeload_file *f;
+    safeload_model *m;
     safeload_error e;
     safeload_result r;
+    uint64_t bytes = 0;
+    size_t k;
     if (argc != 1 || argv[0][0] == '-') return usage();
-    r = safeload_open(&f, argv[0], NULL, &e);
+    r = open_model(argv[0], &m, &e);
     if (r != SAFELOAD_OK) {
-        printf("error: %s: %s: %s", argv[0], safeload_result_id(r), e.message);
-        if (e.offset != SAFELOAD_NO_OFFSET) printf(" (byte %llu)", (unsigned long long)e.offset);
-        printf("\n");
+        print_verify_error(argv[0], &e);
         return is_io(r) ? 2 : 1;
     }
+    for (k = 0; k < safeload_model_shard_count(m); k++)
+        bytes += safeload_data_size(safeload_model_shard(m, k));
+    for (k = 0; k < safeload_model_warning_count(m); k++) {
+        const safeload_error *w = safeload_model_warning(m, k);
+        fprintf(stderr, "warning: %s: %s: %s [tensor %s]\n", w->file, safeload_result_id(w->code),
+                w->message, w->tensor);
+    }
     printf("ok: %s: %llu tensors, %llu bytes\n", argv[0],
-           (unsigned long long)safeload_tensor_count(f), (unsigned long long)safeload_data_size(f));
-    safeload_close(f);
+           (unsigned long long)safeload_model_tensor_count(m), (unsigned long long)bytes);
+    safeload_model_close(m);
     return 0;
 }
 
