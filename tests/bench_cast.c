@@ -1,7 +1,7 @@
 /* Cast throughput: every direction on every available path, single thread, against memcpy on
    the same buffers in the same run.
 
-   usage: bench_cast [MiB ...] [nt=auto|0|1|both] [reps=N]
+   usage: bench_cast [MiB ...] [nt=auto|0|1|both] [reps=N] [only=f32->bf16,...]
           (default sizes 8 and 512 MiB of *input*; env SL_BENCH_SIZES="8,512" works too;
           reps = rounds, default 15 below 128 MiB, else 5)
    GB/s = 1e9 bytes/s. "in" counts input bytes, "in+out" input plus output bytes: the figure to
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     int nsizes = 0, ntmode = 2 /* auto */, reps_arg = 0, i, si, p;
     size_t maxin = 0, maxout = 0;
     unsigned char *src, *dst, *bufs[4];
-    const char *env = getenv("SL_BENCH_SIZES");
+    const char *env = getenv("SL_BENCH_SIZES"), *only = NULL;
     safeload_simd paths[SAFELOAD_SIMD_COUNT];
     int npaths = 0;
     (void)tu_fnv1a; /* testutil.h helpers this program does not need */
@@ -100,6 +100,8 @@ int main(int argc, char **argv) {
         if (strncmp(argv[i], "nt=", 3) == 0) {
             const char *m = argv[i] + 3;
             ntmode = strcmp(m, "0") == 0 ? 0 : strcmp(m, "1") == 0 ? 1 : strcmp(m, "both") == 0 ? 3 : 2;
+        } else if (strncmp(argv[i], "only=", 5) == 0) {
+            only = argv[i] + 5;
         } else if (strncmp(argv[i], "reps=", 5) == 0) {
             reps_arg = atoi(argv[i] + 5);
         } else if (nsizes < 8 && atof(argv[i]) > 0) {
@@ -168,6 +170,8 @@ int main(int argc, char **argv) {
             double t[2 * SAFELOAD_SIMD_COUNT][64];
             /* rows: scalar once, every other path once per NT mode */
             nrows = 0;
+            res_n[i] = 0;
+            if (only && !strstr(only, d->name)) continue;
             for (p = 0; p < npaths; p++) {
                 int ntv;
                 for (ntv = nt_lo; ntv <= nt_hi; ntv++) {
