@@ -3911,12 +3911,13 @@ static size_t sl__cast_size(safeload_dtype t) {
 /* Kernel tables, one row per direction: { regular stores, non-temporal stores }. Rows must
    follow the SL__C_* order. A path that adds nothing for a direction names a lower path's
    kernel (scalar and NEON have no NT variant). */
+typedef sl__cast_fn sl__cast_row[2];
 #define SL__ROW(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p }
 #define SL__ROWNT(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p##_nt }
 #define SL__COPYROWS(p) \
     { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
 
-static const sl__cast_fn sl__tab_scalar[SL__C_COUNT][2] = {
+static const sl__cast_row sl__tab_scalar[SL__C_COUNT] = {
     { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 },
     SL__ROW(f32_f16, scalar), SL__ROW(f16_f32, scalar), SL__ROW(f32_bf16, scalar),
     SL__ROW(bf16_f32, scalar), SL__ROW(f16_bf16, scalar), SL__ROW(bf16_f16, scalar),
@@ -3925,7 +3926,7 @@ static const sl__cast_fn sl__tab_scalar[SL__C_COUNT][2] = {
     SL__ROW(f64_f32, scalar), SL__ROW(f32_f64, scalar)
 };
 #if defined(SL__HAVE_SSE2)
-static const sl__cast_fn sl__tab_sse2[SL__C_COUNT][2] = {
+static const sl__cast_row sl__tab_sse2[SL__C_COUNT] = {
     SL__COPYROWS(sse2),
     SL__ROWNT(f32_f16, sse2), SL__ROWNT(f16_f32, sse2), SL__ROWNT(f32_bf16, sse2),
     SL__ROWNT(bf16_f32, sse2), SL__ROWNT(f16_bf16, sse2), SL__ROWNT(bf16_f16, sse2),
@@ -3935,7 +3936,7 @@ static const sl__cast_fn sl__tab_sse2[SL__C_COUNT][2] = {
 };
 #endif
 #if defined(SL__HAVE_AVX)
-static const sl__cast_fn sl__tab_avx2[SL__C_COUNT][2] = {
+static const sl__cast_row sl__tab_avx2[SL__C_COUNT] = {
     SL__COPYROWS(avx2),
     SL__ROWNT(f32_f16, avx2), SL__ROWNT(f16_f32, avx2), SL__ROWNT(f32_bf16, avx2),
     SL__ROWNT(bf16_f32, avx2), SL__ROWNT(f16_bf16, avx2), SL__ROWNT(bf16_f16, avx2),
@@ -3943,7 +3944,7 @@ static const sl__cast_fn sl__tab_avx2[SL__C_COUNT][2] = {
     SL__ROWNT(e5m2_f32, avx2), SL__ROWNT(e5m2_f16, avx2), SL__ROWNT(e5m2_bf16, avx2),
     SL__ROWNT(f64_f32, avx2), SL__ROWNT(f32_f64, avx2)
 };
-static const sl__cast_fn sl__tab_avx512[SL__C_COUNT][2] = {
+static const sl__cast_row sl__tab_avx512[SL__C_COUNT] = {
     SL__COPYROWS(avx512),
     SL__ROWNT(f32_f16, avx512), SL__ROWNT(f16_f32, avx512), SL__ROWNT(f32_bf16, avx512),
     SL__ROWNT(bf16_f32, avx512), SL__ROWNT(f16_bf16, avx512), SL__ROWNT(bf16_f16, avx512),
@@ -3951,7 +3952,7 @@ static const sl__cast_fn sl__tab_avx512[SL__C_COUNT][2] = {
     SL__ROWNT(e5m2_f32, avx512), SL__ROWNT(e5m2_f16, avx512), SL__ROWNT(e5m2_bf16, avx512),
     SL__ROWNT(f64_f32, avx512), SL__ROWNT(f32_f64, avx512)
 };
-static const sl__cast_fn sl__tab_avx512bf16[SL__C_COUNT][2] = {
+static const sl__cast_row sl__tab_avx512bf16[SL__C_COUNT] = {
     SL__COPYROWS(avx512),
     SL__ROWNT(f32_f16, avx512), SL__ROWNT(f16_f32, avx512), SL__ROWNT(f32_bf16, avx512bf16),
     SL__ROWNT(bf16_f32, avx512), SL__ROWNT(f16_bf16, avx512bf16), SL__ROWNT(bf16_f16, avx512),
@@ -3961,7 +3962,7 @@ static const sl__cast_fn sl__tab_avx512bf16[SL__C_COUNT][2] = {
 };
 #endif
 #if defined(SL__HAVE_NEON)
-static const sl__cast_fn sl__tab_neon[SL__C_COUNT][2] = {
+static const sl__cast_row sl__tab_neon[SL__C_COUNT] = {
     { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 },
     SL__ROW(f32_f16, neon), SL__ROW(f16_f32, neon), SL__ROW(f32_bf16, neon),
     SL__ROW(bf16_f32, neon), SL__ROW(f16_bf16, neon), SL__ROW(bf16_f16, neon),
@@ -3997,32 +3998,35 @@ static safeload_simd sl__simd_pick(unsigned w) {
 }
 static safeload_simd sl__simd_auto(void) { return sl__simd_pick(sl__cpu_word()); }
 
+/* The kernel table of a path (AUTO = sl__simd_auto()); NULL when it is not available. */
+static const sl__cast_row *sl__cast_table(safeload_simd simd) {
+    if (simd == SAFELOAD_SIMD_AUTO) simd = sl__simd_auto();
+    else if (!sl__simd_avail(sl__cpu_word(), simd)) return NULL;
+    switch (simd) {
+    case SAFELOAD_SIMD_SCALAR: return sl__tab_scalar;
+#if defined(SL__HAVE_SSE2)
+    case SAFELOAD_SIMD_SSE2: return sl__tab_sse2;
+#endif
+#if defined(SL__HAVE_AVX)
+    case SAFELOAD_SIMD_AVX2: return sl__tab_avx2;
+    case SAFELOAD_SIMD_AVX512: return sl__tab_avx512;
+    case SAFELOAD_SIMD_AVX512BF16: return sl__tab_avx512bf16;
+#endif
+#if defined(SL__HAVE_NEON)
+    case SAFELOAD_SIMD_NEON: return sl__tab_neon;
+#endif
+    default: return NULL;
+    }
+}
+
 /* The kernel for dst <- src on a path (AUTO = sl__simd_auto()), with non-temporal stores when
    nt is non-zero and the path has them; NULL when the pair is unsupported or the path is not
    available. Same dtype gives a memcpy kernel. Kernels take any alignment, no overlap. */
 static sl__cast_fn sl__cast_resolve(safeload_dtype dst, safeload_dtype src, safeload_simd simd,
                                     int nt) {
-    const sl__cast_fn (*tab)[2] = NULL;
     int dir = sl__cast_dir(dst, src);
-    if (dir < 0) return NULL;
-    if (simd == SAFELOAD_SIMD_AUTO) simd = sl__simd_auto();
-    else if (!sl__simd_avail(sl__cpu_word(), simd)) return NULL;
-    switch (simd) {
-    case SAFELOAD_SIMD_SCALAR: tab = sl__tab_scalar; break;
-#if defined(SL__HAVE_SSE2)
-    case SAFELOAD_SIMD_SSE2: tab = sl__tab_sse2; break;
-#endif
-#if defined(SL__HAVE_AVX)
-    case SAFELOAD_SIMD_AVX2: tab = sl__tab_avx2; break;
-    case SAFELOAD_SIMD_AVX512: tab = sl__tab_avx512; break;
-    case SAFELOAD_SIMD_AVX512BF16: tab = sl__tab_avx512bf16; break;
-#endif
-#if defined(SL__HAVE_NEON)
-    case SAFELOAD_SIMD_NEON: tab = sl__tab_neon; break;
-#endif
-    default: return NULL;
-    }
-    return tab[dir][nt ? 1 : 0];
+    const sl__cast_row *tab = sl__cast_table(simd);
+    return dir >= 0 && tab ? tab[dir][nt ? 1 : 0] : NULL;
 }
 
 /* ---- 4i. public functions ---- */
@@ -4060,18 +4064,17 @@ SL__DEF safeload_result safeload_convert_ex(void *dst, safeload_dtype dst_dtype,
     sl__cast_fn fn;
     if (sl__cast_dir(dst_dtype, src_dtype) < 0) return SAFELOAD_UNSUPPORTED_CONVERSION;
     if ((int)simd < 0 || simd >= SAFELOAD_SIMD_COUNT) return SAFELOAD_INVALID_ARGUMENT;
-    if (!safeload_simd_available(simd)) return SAFELOAD_UNSUPPORTED;
     dsz = sl__cast_size(dst_dtype);
     ssz = sl__cast_size(src_dtype);
     if (count > (size_t)-1 / SL__MAX(dsz, ssz)) return SAFELOAD_OVERFLOW;
+    if (nt == 0) nt = count * dsz >= SL__NT_MIN_BYTES ? 1 : -1;
+    fn = sl__cast_resolve(dst_dtype, src_dtype, simd, nt > 0);
+    if (!fn) return SAFELOAD_UNSUPPORTED;           /* the pair is fine: the path is not here */
     if (count == 0) return SAFELOAD_OK;
     if (!dst || !src) return SAFELOAD_INVALID_ARGUMENT;
     d = (uintptr_t)dst;
     s = (uintptr_t)src;
     if (d < s + count * ssz && s < d + count * dsz) return SAFELOAD_INVALID_ARGUMENT; /* overlap */
-    if (nt == 0) nt = count * dsz >= SL__NT_MIN_BYTES ? 1 : -1;
-    fn = sl__cast_resolve(dst_dtype, src_dtype, simd, nt > 0);
-    if (!fn) return SAFELOAD_UNSUPPORTED;
     fn(dst, src, count);
     return SAFELOAD_OK;
 }

@@ -1,11 +1,13 @@
 /* Cast throughput: every direction on every available path, single thread, against memcpy on
    the same buffers in the same run.
 
-   usage: bench_cast [MiB ...] [nt=auto|0|1|both] [reps=N]
-          (default sizes 8 and 512 MiB of *input*; env SL_BENCH_SIZES="8,512" works too)
+   usage: bench_cast [MiB ...] [nt=auto|0|1|both] [reps=N] [only=f32->bf16,...]
+          (default sizes 8 and 512 MiB of *input*; env SL_BENCH_SIZES="8,512" works too;
+          reps = rounds, default 15 below 128 MiB, else 5)
    GB/s = 1e9 bytes/s. "in" counts input bytes, "in+out" input plus output bytes: the figure to
-   set against memcpy's read+write ("in+out" of memcpy = 2 x bytes copied). Each figure is the
-   median of the reps (at least 3 for large buffers). Buffers are mmap'd with MADV_HUGEPAGE where
+   set against memcpy's read+write ("in+out" of memcpy = 2 x bytes copied). Each round times
+   memcpy of the input size (the second of two back-to-back copies: its best case) and then
+   every path back to back; figures are medians over the rounds. Buffers are mmap'd with MADV_HUGEPAGE where
    available and prefaulted before timing. nt=auto is what safeload_convert does by default
    (non-temporal stores from 8 MiB of output on). */
 #define _GNU_SOURCE
@@ -82,23 +84,13 @@ static uint32_t weight_bits(void) {
     return b;
 }
 
-static double time_memcpy(void *dst, const void *src, size_t bytes, int reps) {
-    double t[64];
-    int r;
-    for (r = 0; r < reps; r++) {
-        double t0 = now();
-        memcpy(dst, src, bytes);
-        t[r] = now() - t0;
-    }
-    return median(t, reps);
-}
 
 int main(int argc, char **argv) {
     size_t sizes[8];
     int nsizes = 0, ntmode = 2 /* auto */, reps_arg = 0, i, si, p;
     size_t maxin = 0, maxout = 0;
     unsigned char *src, *dst, *bufs[4];
-    const char *env = getenv("SL_BENCH_SIZES");
+    const char *env = getenv("SL_BENCH_SIZES"), *only = NULL;
     safeload_simd paths[SAFELOAD_SIMD_COUNT];
     int npaths = 0;
     (void)tu_fnv1a; /* testutil.h helpers this program does not need */
@@ -108,6 +100,8 @@ int main(int argc, char **argv) {
         if (strncmp(argv[i], "nt=", 3) == 0) {
             const char *m = argv[i] + 3;
             ntmode = strcmp(m, "0") == 0 ? 0 : strcmp(m, "1") == 0 ? 1 : strcmp(m, "both") == 0 ? 3 : 2;
+        } else if (strncmp(argv[i], "only=", 5) == 0) {
+            only = argv[i] + 5;
         } else if (strncmp(argv[i], "reps=", 5) == 0) {
             reps_arg = atoi(argv[i] + 5);
         } else if (nsizes < 8 && atof(argv[i]) > 0) {
@@ -160,61 +154,89 @@ int main(int argc, char **argv) {
 
     for (si = 0; si < nsizes; si++) {
         size_t in_bytes = sizes[si];
-        int reps = reps_arg > 0 ? reps_arg : in_bytes >= ((size_t)128 << 20) ? 5 : 21;
-        double mc[2], mc_inout;
-        if (reps > 63) reps = 63;
-        mc[0] = time_memcpy(dst, bufs[0], in_bytes, reps);
-        printf("\n## input %.0f MiB, %d reps (median)\n\n", in_bytes / 1048576.0, reps);
-        printf("| direction | path | nt | in GB/s | in+out GB/s | x memcpy in+out | target | x scalar |\n");
-        printf("|---|---|---|---|---|---|---|---|\n");
-        {
-            double mcs = 2.0 * in_bytes / mc[0] / 1e9;
-            printf("| memcpy | libc | - | %.2f | %.2f | 1.00 | - | - |\n", in_bytes / mc[0] / 1e9, mcs);
-        }
-        mc_inout = 2.0 * in_bytes / mc[0] / 1e9;
+        int reps = reps_arg > 0 ? reps_arg : in_bytes >= ((size_t)128 << 20) ? 5 : 15;
+        int nt_lo = ntmode == 3 ? 0 : ntmode, nt_hi = ntmode == 3 ? 1 : ntmode, nrows, r, k;
+        double *mc = (double *)malloc(sizeof(double) * (size_t)reps * (NDIRS + 1)), mc_med;
+        double res_t[NDIRS][2 * SAFELOAD_SIMD_COUNT];
+        safeload_convert_desc res_cd[NDIRS][2 * SAFELOAD_SIMD_COUNT];
+        int res_n[NDIRS], nmc = 0;
+        if (reps > 64) reps = 64;
         for (i = 0; i < (int)NDIRS; i++) {
             const dir_t *d = &DIRS[i];
-            size_t ssz = tsize(d->src), dsz = tsize(d->dst), n = in_bytes / ssz;
+            size_t n = in_bytes / tsize(d->src);
             const unsigned char *s = d->src == SAFELOAD_F32 ? bufs[0] : d->src == SAFELOAD_F16 ? bufs[1]
                                    : d->src == SAFELOAD_BF16 ? bufs[2] : d->src == SAFELOAD_F64 ? bufs[3] : src;
-            double t_scalar = 0;
-            int ntv, nt_lo = ntmode == 3 ? 0 : ntmode, nt_hi = ntmode == 3 ? 1 : ntmode;
+            safeload_convert_desc cd[2 * SAFELOAD_SIMD_COUNT];
+            double t[2 * SAFELOAD_SIMD_COUNT][64];
+            /* rows: scalar once, every other path once per NT mode */
+            nrows = 0;
+            res_n[i] = 0;
+            if (only && !strstr(only, d->name)) continue;
             for (p = 0; p < npaths; p++) {
+                int ntv;
                 for (ntv = nt_lo; ntv <= nt_hi; ntv++) {
-                    safeload_convert_desc cd;
-                    double t[64], tm, inr, ior, ratio;
-                    int r, used_nt;
-                    cd.simd = paths[p];
-                    cd.nt_stores = ntv == 2 ? 0 : ntv ? 1 : -1;
-                    used_nt = cd.nt_stores > 0 || (cd.nt_stores == 0 && n * dsz >= ((size_t)8 << 20));
-                    if (paths[p] == SAFELOAD_SIMD_SCALAR || paths[p] == SAFELOAD_SIMD_NEON) used_nt = 0;
                     if (paths[p] == SAFELOAD_SIMD_SCALAR && ntv != nt_lo) continue;
-                    for (r = 0; r < (paths[p] == SAFELOAD_SIMD_SCALAR && reps > 3 && in_bytes >= ((size_t)128 << 20) ? 3 : reps); r++) {
-                        double t0 = now();
-                        if (safeload_convert_ex(dst, d->dst, s, d->src, n, &cd) != SAFELOAD_OK) {
-                            fprintf(stderr, "convert failed\n");
-                            return 1;
-                        }
-                        t[r] = now() - t0;
-                    }
-                    tm = median(t, r);
-                    if (paths[p] == SAFELOAD_SIMD_SCALAR) t_scalar = tm;
-                    inr = in_bytes / tm / 1e9;
-                    ior = (double)(in_bytes + n * dsz) / tm / 1e9;
-                    ratio = ior / mc_inout;
-                    printf("| %s | %s | %s | %.2f | %.2f | %.2f | %s%s | %.1f |\n", d->name,
-                           safeload_simd_name(paths[p]), used_nt ? "yes" : "no", inr, ior, ratio,
-                           paths[p] == SAFELOAD_SIMD_SCALAR ? "" : d->rounds ? ">=0.6" : ">=0.9",
-                           paths[p] == SAFELOAD_SIMD_SCALAR ? "-" :
-                           (ratio >= (d->rounds ? 0.6 : 0.9) ? " ok" : " MISS"),
-                           t_scalar > 0 ? t_scalar / tm : 0.0);
-                    fflush(stdout);
+                    cd[nrows].simd = paths[p];
+                    cd[nrows++].nt_stores = ntv == 2 ? 0 : ntv ? 1 : -1;
                 }
             }
+            /* each round times memcpy (the second of two back-to-back copies, so with a warm
+               cache at small sizes) and every row back to back, so a burst of load from other
+               processes hits all of them alike; medians over the rounds */
+            for (r = 0; r < reps; r++) {
+                double t0;
+                memcpy(dst, bufs[0], in_bytes);  /* warm-up: memcpy is timed at its best */
+                t0 = now();
+                memcpy(dst, bufs[0], in_bytes);
+                mc[nmc++] = now() - t0;
+                for (k = 0; k < nrows; k++) {
+                    t0 = now();
+                    if (safeload_convert_ex(dst, d->dst, s, d->src, n, &cd[k]) != SAFELOAD_OK) {
+                        fprintf(stderr, "convert failed\n");
+                        return 1;
+                    }
+                    t[k][r] = now() - t0;
+                }
+            }
+            res_n[i] = nrows;
+            for (k = 0; k < nrows; k++) {
+                res_cd[i][k] = cd[k];
+                res_t[i][k] = median(t[k], reps);
+            }
+            fprintf(stderr, "%s ", d->name);
         }
-        mc[1] = time_memcpy(dst, bufs[0], in_bytes, reps);
-        printf("\nmemcpy in+out: %.2f GB/s before the rows, %.2f GB/s after (drift shows load from "
-               "other processes)\n", 2.0 * in_bytes / mc[0] / 1e9, 2.0 * in_bytes / mc[1] / 1e9);
+        fprintf(stderr, "\n");
+        mc_med = median(mc, nmc);
+        printf("\n## input %.0f MiB, %d rounds (medians; memcpy over all %d of its samples)\n\n",
+               in_bytes / 1048576.0, reps, nmc);
+        printf("| direction | path | nt | in GB/s | in+out GB/s | x memcpy in+out | target | "
+               "x scalar |\n|---|---|---|---|---|---|---|---|\n");
+        printf("| memcpy | libc | - | %.2f | %.2f | 1.00 | - | - |\n", in_bytes / mc_med / 1e9,
+               2.0 * in_bytes / mc_med / 1e9);
+        for (i = 0; i < (int)NDIRS; i++) {
+            const dir_t *d = &DIRS[i];
+            size_t dsz = tsize(d->dst), n = in_bytes / tsize(d->src);
+            double t_scalar = 0;
+            for (k = 0; k < res_n[i]; k++) {
+                const safeload_convert_desc *c = &res_cd[i][k];
+                double tm = res_t[i][k], ior = (double)(in_bytes + n * dsz) / tm / 1e9;
+                double ratio = ior / (2.0 * in_bytes / mc_med / 1e9);
+                int scalar = c->simd == SAFELOAD_SIMD_SCALAR;
+                int used_nt = !scalar && c->simd != SAFELOAD_SIMD_NEON &&
+                              (c->nt_stores > 0 || (c->nt_stores == 0 && n * dsz >= ((size_t)8 << 20)));
+                if (scalar) t_scalar = tm;
+                printf("| %s | %s | %s | %.2f | %.2f | %.2f | %s%s | %.1f |\n", d->name,
+                       safeload_simd_name(c->simd), used_nt ? "yes" : "no", in_bytes / tm / 1e9,
+                       ior, ratio, scalar ? "" : d->rounds ? ">=0.6" : ">=0.9",
+                       scalar ? "-" : ratio >= (d->rounds ? 0.6 : 0.9) ? " ok" : " MISS",
+                       t_scalar > 0 ? t_scalar / tm : 0.0);
+            }
+        }
+        fflush(stdout);
+        printf("\nmemcpy samples: median %.2f, slowest %.2f, fastest %.2f GB/s in+out\n",
+               2.0 * in_bytes / mc_med / 1e9, 2.0 * in_bytes / mc[nmc - 1] / 1e9,
+               2.0 * in_bytes / mc[0] / 1e9);
+        free(mc);
     }
     return 0;
 }
