@@ -1274,10 +1274,31 @@ static const unsigned char sl__dtype_name_len[SAFELOAD_DTYPE_COUNT] = {
 
 SL__DEF safeload_dtype safeload_dtype_from_name(const char *s, size_t n) {
     int i;
-    if (!s || n < 2 || n > 11) return SAFELOAD_DTYPE_NONE;
+    if (!s) return SAFELOAD_DTYPE_NONE;
+    /* the parser calls this once per tensor: the common names without a loop */
+    if (n == 3) {
+        int w = s[1] == '1' && s[2] == '6' ? 0 : s[1] == '3' && s[2] == '2' ? 1
+              : s[1] == '6' && s[2] == '4' ? 2 : -1;
+        static const safeload_dtype f[3] = {SAFELOAD_F16, SAFELOAD_F32, SAFELOAD_F64};
+        static const safeload_dtype si[3] = {SAFELOAD_I16, SAFELOAD_I32, SAFELOAD_I64};
+        static const safeload_dtype u[3] = {SAFELOAD_U16, SAFELOAD_U32, SAFELOAD_U64};
+        if (w < 0) return SAFELOAD_DTYPE_NONE;
+        switch (s[0]) {
+        case 'F': return f[w];
+        case 'I': return si[w];
+        case 'U': return u[w];
+        case 'C': return w == 2 ? SAFELOAD_C64 : SAFELOAD_DTYPE_NONE;
+        default: return SAFELOAD_DTYPE_NONE;
+        }
+    }
+    if (n == 4 && s[0] == 'B') {
+        if (s[1] == 'F' && s[2] == '1' && s[3] == '6') return SAFELOAD_BF16;
+        if (s[1] == 'O' && s[2] == 'O' && s[3] == 'L') return SAFELOAD_BOOL;
+        return SAFELOAD_DTYPE_NONE;
+    }
+    if (n < 2 || n > 11) return SAFELOAD_DTYPE_NONE;
     for (i = 1; i < (int)SAFELOAD_DTYPE_COUNT; i++)
-        if (sl__dtype_name_len[i] == n && sl__dtype_names[i][0] == s[0] &&
-            memcmp(sl__dtype_names[i], s, n) == 0)
+        if (sl__dtype_name_len[i] == n && memcmp(sl__dtype_names[i], s, n) == 0)
             return (safeload_dtype)i;
     return SAFELOAD_DTYPE_NONE;
 }
@@ -1665,6 +1686,37 @@ static safeload_result sl__ju64(sl__jp *j, uint64_t *out) {
     return SAFELOAD_OK;
 }
 
+/* The common case inline: 1-19 digits (no leading zero) ended by a byte that cannot continue a
+   number. Anything else takes the careful path above, which also words the errors. */
+SL__INLINE safeload_result sl__ju64_fast(sl__jp *j, uint64_t *out) {
+    unsigned char *p = j->p;
+    uint64_t v;
+    if (*p >= '1' && *p <= '9') {
+        v = (uint64_t)(*p++ - '0');
+        while (SL__ISDIGIT(*p) && p - j->p < 19) v = v * 10 + (uint64_t)(*p++ - '0');
+        if (!SL__ISDIGIT(*p) && *p != '.' && (*p | 0x20) != 'e') {
+            *out = v;
+            j->p = p;
+            return SAFELOAD_OK;
+        }
+    } else if (*p == '0' && !SL__ISDIGIT(p[1]) && p[1] != '.' && (p[1] | 0x20) != 'e') {
+        *out = 0;
+        j->p = p + 1;
+        return SAFELOAD_OK;
+    }
+    return sl__ju64(j, out);
+}
+
+/* Do the n (<= 8) bytes at p equal lit? One word compare; the header's zero padding keeps the
+   8-byte read inside the buffer. */
+SL__INLINE int sl__lit(const unsigned char *p, const char *lit8, size_t n) {
+    uint64_t a, b, m = 0;
+    memcpy(&a, p, 8);
+    memcpy(&b, lit8, 8);
+    memset(&m, 0xFF, n);
+    return ((a ^ b) & m) == 0;
+}
+
 static safeload_result sl__jskip(sl__jp *j, int depth);
 
 static safeload_result sl__jliteral(sl__jp *j, const char *lit, size_t n) {
@@ -1780,9 +1832,12 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
         unsigned char *kp = p;
         int field = 0;  /* 1 dtype, 2 shape, 3 data_offsets, 0 anything else */
         /* the three fields as the writers spell them, without decoding a string */
-        if (memcmp(p, "\"dtype\"", 7) == 0) { field = 1; p += 7; }
-        else if (memcmp(p, "\"shape\"", 7) == 0) { field = 2; p += 7; }
-        else if (memcmp(p, "\"data_offsets\"", 14) == 0) { field = 3; p += 14; }
+        if (sl__lit(p, "\"dtype\"\0", 7)) { field = 1; p += 7; }
+        else if (sl__lit(p, "\"shape\"\0", 7)) { field = 2; p += 7; }
+        else if (sl__lit(p, "\"data_of", 8) && sl__lit(p + 8, "fsets\"\0\0", 6)) {
+            field = 3;
+            p += 14;
+        }
         else {
             if (*p != '"') {
                 if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
@@ -1833,7 +1888,7 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
             else for (;;) {
                 uint64_t v;
                 j->p = p;
-                if ((r = sl__ju64(j, &v)) != SAFELOAD_OK) return r;
+                if ((r = sl__ju64_fast(j, &v)) != SAFELOAD_OK) return r;
                 if (j->n_dims == j->cap_dims &&
                     !sl__grow(j->alloc, (void **)&j->dims, &j->cap_dims, j->n_dims + 1,
                               sizeof(uint64_t)))
@@ -1867,7 +1922,7 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
             SL__WS(p);
             if (*p == ']') return sl__jfail(j, p, "invalid length 0, expected a tuple of size 2");
             j->p = p;
-            if ((r = sl__ju64(j, &b0)) != SAFELOAD_OK) return r;
+            if ((r = sl__ju64_fast(j, &b0)) != SAFELOAD_OK) return r;
             p = j->p;
             SL__WS(p);
             if (*p == ']') return sl__jfail(j, p, "invalid length 1, expected a tuple of size 2");
@@ -1875,7 +1930,7 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
             p++;
             SL__WS(p);
             j->p = p;
-            if ((r = sl__ju64(j, &b1)) != SAFELOAD_OK) return r;
+            if ((r = sl__ju64_fast(j, &b1)) != SAFELOAD_OK) return r;
             p = j->p;
             SL__WS(p);
             if (*p == ',') return sl__jfail(j, p, "invalid length 3, expected 2 elements in "
