@@ -437,8 +437,8 @@ typedef struct safeload_request {
     /* outputs */
     void *data;                 /* where the bytes are */
     uint64_t nbytes;            /* how many bytes were written there */
-    const safeload_tensor *tensor;
-    size_t shard;
+    const safeload_tensor *tensor;  /* also an input: set to this checkpoint's tensor (with */
+    size_t shard;                   /* name == tensor->name) to skip the name lookup */
 } safeload_request;
 
 /* Called on the calling thread at least every progress_interval bytes and once at the end.
@@ -5007,6 +5007,13 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
         if (r->cast || first->cast) return t->len + r->src_len <= L->staging;
         return 1;
     }
+    /* host: a run stays inside one chunk-aligned window of the destination, so with an arena
+       each huge page is first touched (and zeroed) by one worker, not fought over by two */
+    if (!r->cast && !first->cast) {
+        uint64_t w0 = (uint64_t)(uintptr_t)(first->dst + L->segs[t->seg0].src_pos) / L->chunk;
+        uint64_t w1 = ((uint64_t)(uintptr_t)r->dst + (r->dst_len ? r->dst_len - 1 : 0)) / L->chunk;
+        if (w0 != w1) return 0;
+    }
     /* host: preadv and mappings take a chunk; staged runs a staging buffer */
     if (L->io == SAFELOAD_IO_MMAP || L->shards[r->shard]->src.kind == SL__SRC_MEMORY)
         cap = L->chunk;
@@ -5373,6 +5380,8 @@ static int sl__req_less(const sl__rp *r, uint32_t a, uint32_t b) {
 
 static void sl__sort_reqs(const sl__rp *r, uint32_t *v, uint32_t *tmp, size_t n) {
     size_t w, lo;
+    for (lo = 1; lo < n && !sl__req_less(r, v[lo], v[lo - 1]); lo++) {}
+    if (lo >= n) return;                 /* already in file order: the usual case */
     for (w = 1; w < n; w *= 2) {
         for (lo = 0; lo < n; lo += 2 * w) {
             size_t mid = SL__MIN(lo + w, n), hi = SL__MIN(lo + 2 * w, n), x = lo, y = mid, o = lo;
@@ -5454,8 +5463,6 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
     for (i = 0; i < n; i++) {
         reqs[i].data = NULL;
         reqs[i].nbytes = 0;
-        reqs[i].tensor = NULL;
-        reqs[i].shard = 0;
     }
     if (sl__mutex_init(&L.mu) != 0)
         return sl__fail(err, SAFELOAD_THREAD_ERROR, path0, SAFELOAD_NO_OFFSET, NULL, 0,
@@ -5491,7 +5498,15 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
                          "request %llu has no name", (sl__ull)i);
             goto out;
         }
-        t = resolve(rctx, q->name, &shard);
+        /* a request already carrying this checkpoint's tensor (load_all, or a pointer from
+           safeload_model_find) skips the name lookup */
+        if (q->tensor && q->shard < n_shards && sl__owns(shards[q->shard], q->tensor) &&
+            q->tensor->name == q->name) {
+            t = q->tensor;
+            shard = q->shard;
+        } else {
+            t = resolve(rctx, q->name, &shard);
+        }
         if (!t) {
             r = sl__fail(err, SAFELOAD_NOT_FOUND, path0, SAFELOAD_NO_OFFSET, q->name,
                          strlen(q->name), "request %llu names a tensor the checkpoint does not "
@@ -5808,6 +5823,8 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     for (i = 0; i < m->count; i++) {
         const safeload_tensor *t = &m->shards[m->refs[i].shard]->tensors[m->refs[i].idx];
         l->tensors[i].name = t->name;
+        l->tensors[i].tensor = t;            /* resolved already: no lookup in the load */
+        l->tensors[i].shard = m->refs[i].shard;
         if (dtype != SAFELOAD_DTYPE_NONE && dtype != t->dtype &&
             sl__cast_resolve(dtype, t->dtype, SAFELOAD_SIMD_AUTO, 0))
             l->tensors[i].dtype = dtype;
