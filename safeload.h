@@ -1483,8 +1483,9 @@ static int sl__hex4(const unsigned char *p, unsigned *out) {
     return 1;
 }
 
-/* First byte at or after p that is '"', '\\' or < 0x20. The zero padding after the header
-   stops the scan; SSE2 is baseline on x86-64, elsewhere 8 bytes at a time. */
+/* First byte at or after p that is '"', '\\', < 0x20 or >= 0x80 (the start of a multibyte
+   sequence, checked as it is met). The zero padding after the header stops the scan; SSE2 is
+   baseline on x86-64, elsewhere 8 bytes at a time. */
 #if defined(SL__X86_64)
 SL__INLINE unsigned char *sl__scan_string(unsigned char *p) {
     const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), c = _mm_set1_epi8(0x1F);
@@ -1492,7 +1493,7 @@ SL__INLINE unsigned char *sl__scan_string(unsigned char *p) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
         __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, b)),
                                    _mm_cmpeq_epi8(_mm_min_epu8(x, c), x));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(hit, x));   /* x: bytes >= 0x80 */
         if (m) {
 #  if defined(_MSC_VER) && !defined(__clang__)
             unsigned long i;
@@ -1513,18 +1514,45 @@ SL__INLINE unsigned char *sl__scan_string(unsigned char *p) {
         memcpy(&w, p, 8);
         q = w ^ (ones * '"');
         b = w ^ (ones * '\\');
-        if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & high) break;
+        if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high) break;
         p += 8;
     }
-    while (*p != '"' && *p != '\\' && *p >= 0x20) p++;
+    while (*p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80) p++;
     return p;
 }
 #endif
 
+/* The UTF-8 sequence whose lead byte (>= 0x80) is at p: its length, or 0 when it is invalid
+   (overlong, surrogate, above U+10FFFF, truncated, or running past end). The same rules as
+   sl__utf8_valid_up_to, one sequence at a time. */
+SL__INLINE unsigned sl__utf8_seq(const unsigned char *p, const unsigned char *end) {
+    unsigned c = p[0], lo = 0x80, hi = 0xBF, n, i;
+    if (c < 0xC2 || c > 0xF4) return 0;
+    if (c < 0xE0) n = 2;
+    else if (c < 0xF0) { n = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
+    else { n = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+    if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi) return 0;
+    for (i = 2; i < n; i++) if ((p[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+static safeload_result sl__jutf8_fail(sl__jp *j, const unsigned char *at) {
+    uint64_t off = 8 + (uint64_t)(at - j->start);
+    return sl__fail(j->err, SAFELOAD_INVALID_UTF8, j->path, off, NULL, 0,
+                    "invalid UTF-8 sequence at byte %llu", (sl__ull)off);
+}
+
 /* j->p is just after an opening quote. Decodes in place, NUL-terminates, leaves j->p after the
    closing quote. */
 static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_nul) {
-    unsigned char *p = sl__scan_string(j->p), *w, *s = j->p;
+    unsigned char *p = j->p, *w, *s = j->p;
+    unsigned k;
+    for (;;) {
+        p = sl__scan_string(p);
+        if (*p < 0x80) break;
+        if (!(k = sl__utf8_seq(p, j->end))) return sl__jutf8_fail(j, p);
+        p += k;
+    }
     if (*p == '"' && p < j->end) {
         *out = (char *)s; *len = (size_t)(p - s);
         *p = 0;
@@ -1535,6 +1563,11 @@ static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_
     for (;;) {
         unsigned c = *p;
         if (c == '"' && p < j->end) break;
+        if (c >= 0x80) {
+            if (!(k = sl__utf8_seq(p, j->end))) return sl__jutf8_fail(j, p);
+            while (k--) *w++ = *p++;
+            continue;
+        }
         if (c >= 0x20 && c != '\\') { *w++ = *p++; continue; }
         if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a string");
         if (c < 0x20)
@@ -1586,7 +1619,10 @@ static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_
         }
     }
     *out = (char *)s; *len = (size_t)(w - s);
+    /* decoding shrank the string: blank what is left of the original bytes, which may now
+       start inside a multibyte sequence, so a later whole-header UTF-8 check sees them valid */
     *w = 0;
+    if (p > w + 1) memset(w + 1, ' ', (size_t)(p - (w + 1)));
     j->p = p + 1;
     return SAFELOAD_OK;
 }
@@ -1707,14 +1743,13 @@ SL__INLINE safeload_result sl__ju64_fast(sl__jp *j, uint64_t *out) {
     return sl__ju64(j, out);
 }
 
-/* Do the n (<= 8) bytes at p equal lit? One word compare; the header's zero padding keeps the
-   8-byte read inside the buffer. */
-SL__INLINE int sl__lit(const unsigned char *p, const char *lit8, size_t n) {
-    uint64_t a, b, m = 0;
+/* Do the 8 bytes at p equal the 8 characters of lit? One word compare (the header's zero
+   padding keeps the read inside the buffer); no masks, which would cost a stack round trip. */
+SL__INLINE int sl__lit8(const unsigned char *p, const char *lit) {
+    uint64_t a, b;
     memcpy(&a, p, 8);
-    memcpy(&b, lit8, 8);
-    memset(&m, 0xFF, n);
-    return ((a ^ b) & m) == 0;
+    memcpy(&b, lit, 8);
+    return a == b;
 }
 
 static safeload_result sl__jskip(sl__jp *j, int depth);
@@ -1831,10 +1866,11 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
         int nul = 0;
         unsigned char *kp = p;
         int field = 0;  /* 1 dtype, 2 shape, 3 data_offsets, 0 anything else */
-        /* the three fields as the writers spell them, without decoding a string */
-        if (sl__lit(p, "\"dtype\"\0", 7)) { field = 1; p += 7; }
-        else if (sl__lit(p, "\"shape\"\0", 7)) { field = 2; p += 7; }
-        else if (sl__lit(p, "\"data_of", 8) && sl__lit(p + 8, "fsets\"\0\0", 6)) {
+        /* the three fields as writers spell them (name, quote, colon), without decoding a
+           string; any other spelling takes the general path below */
+        if (sl__lit8(p, "\"dtype\":")) { field = 1; p += 7; }
+        else if (sl__lit8(p, "\"shape\":")) { field = 2; p += 7; }
+        else if (sl__lit8(p, "\"data_of") && sl__lit8(p + 7, "ffsets\":")) {
             field = 3;
             p += 14;
         }
@@ -2129,13 +2165,16 @@ static void sl__sort_entries(const sl__entry *e, uint32_t *idx, uint32_t *tmp, s
 }
 
 /* Walks the tensors in offset order with the reference's per-tensor checks. */
+/* Also fills in each tensor's derived fields (shape pointer, numel, nbytes, file offset) as it
+   goes: one pass over the array instead of two. */
 static safeload_result sl__validate(sl__jp *j, const uint32_t *order, size_t n,
-                                    uint64_t *data_len) {
+                                    uint64_t data_offset, uint64_t *data_len) {
     uint64_t start = 0;
     size_t i;
     for (i = 0; i < n; i++) {
-        const sl__entry *e = &j->ents[order ? order[i] : i];
+        sl__entry *e = &j->ents[order ? order[i] : i];
         uint64_t numel = 1, bits = sl__dtype_bits[e->dtype], nbytes, off = e->header_offset;
+        uint64_t at = e->numel;             /* parse state: where the dims start */
         uint32_t k;
         if (e->begin != start || e->end < e->begin) {
             if (e->end < e->begin)
@@ -2150,7 +2189,7 @@ static safeload_result sl__validate(sl__jp *j, const uint32_t *order, size_t n,
         }
         start = e->end;
         for (k = 0; k < e->rank; k++) {
-            uint64_t d = j->dims[e->numel + k];
+            uint64_t d = j->dims[at + k];
             if (d && numel > UINT64_MAX / d)
                 return sl__fail(j->err, SAFELOAD_OVERFLOW, j->path, off, e->name, e->name_len,
                                 "the element count overflows 64 bits at dimension %u",
@@ -2172,6 +2211,10 @@ static safeload_result sl__validate(sl__jp *j, const uint32_t *order, size_t n,
                             "needs %llu", (sl__ull)e->begin, (sl__ull)e->end,
                             (sl__ull)(e->end - e->begin), sl__dtype_names[e->dtype],
                             (sl__ull)numel, (sl__ull)nbytes);
+        e->shape = e->rank ? &j->dims[at] : NULL;
+        e->numel = numel;
+        e->nbytes = nbytes;
+        e->file_offset = data_offset + e->begin;
     }
     *data_len = start;
     return SAFELOAD_OK;
@@ -2543,12 +2586,9 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     if ((r = sl__source_read(&f->src, path, 8, f->header, (size_t)n, err, NULL)) != SAFELOAD_OK)
         return r;
 
-    /* 4: UTF-8 over all N bytes */
-    i = sl__utf8_valid_up_to(f->header, (size_t)n);
-    if (i != n)
-        return sl__fail(err, SAFELOAD_INVALID_UTF8, path, 8 + (uint64_t)i, NULL, 0,
-                        "invalid UTF-8 sequence at byte %llu", (sl__ull)(8 + i));
-
+    /* 4 and 5: UTF-8 and JSON in one pass. Strings are checked as they are scanned and
+       everything outside them must be ASCII JSON, so a header that parses is valid UTF-8.
+       When the JSON fails, the whole header is checked: a UTF-8 error anywhere wins. */
     /* 5: JSON */
     memset(&j, 0, sizeof j);
     j.start = f->header;
@@ -2564,6 +2604,13 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     f->meta = j.meta;
     f->meta_count = j.n_meta;
     f->has_meta = j.has_meta;
+    if (r == SAFELOAD_INVALID_JSON) {
+        /* in-place decoding kept every byte valid and left the rest untouched */
+        i = sl__utf8_valid_up_to(f->header, (size_t)n);
+        if (i != n)
+            r = sl__fail(err, SAFELOAD_INVALID_UTF8, path, 8 + (uint64_t)i, NULL, 0,
+                         "invalid UTF-8 sequence at byte %llu", (sl__ull)(8 + i));
+    }
     if (r != SAFELOAD_OK) goto done;
 
     /* 6 (stricter than the reference): duplicate metadata keys, NUL in names, duplicate
@@ -2606,7 +2653,8 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
         for (i = 0; i < j.n_ents; i++) order[i] = (uint32_t)i;
         sl__sort_entries(j.ents, order, tmp, j.n_ents);
     }
-    if ((r = sl__validate(&j, order, j.n_ents, &data_len)) != SAFELOAD_OK) goto done;
+    if ((r = sl__validate(&j, order, j.n_ents, f->data_offset, &data_len)) != SAFELOAD_OK)
+        goto done;
 
     /* 8: the data section ends exactly at the end of the file */
     if (data_len > UINT64_MAX - f->data_offset || f->data_offset + data_len != f->src.size) {
@@ -2640,17 +2688,7 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
                                        (uint64_t)(tmp[(s & 0xFFFFFFFFu) - 1] + 1);
         }
     }
-    for (i = 0; i < j.n_ents; i++) {
-        safeload_tensor *t = &j.ents[i];
-        uint64_t at = t->numel;
-        uint32_t k;
-        t->shape = t->rank ? &f->dims[at] : NULL;
-        t->numel = 1;
-        for (k = 0; k < t->rank; k++) t->numel *= f->dims[at + k];
-        t->nbytes = t->end - t->begin;
-        t->file_offset = f->data_offset + t->begin;
-        t->index = i;
-    }
+    for (i = 0; i < j.n_ents; i++) j.ents[i].index = i;
     f->tensors = j.ents;
     f->count = j.n_ents;
     j.ents = NULL;

@@ -1,13 +1,23 @@
-/* bench_parse: parse + validate + index a 100,000-tensor header (MoE-style names), median of
-   several runs, one thread. Usage: bench_parse [tensors] [runs] */
+/* bench_parse: parse + validate + index a 100,000-tensor header, median of several runs, one
+   thread: once with MoE-style names (model.layers.{i}.mlp.experts.{j}.gate_proj.weight, about
+   11 MB of header) and once with short names (layers.{i}.e{j}.w{k}, about 7 MB).
+   Usage: bench_parse [tensors] [runs] */
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
 #include "benchutil.h"
 
+static int bench(size_t n, int runs, int short_names);
+
 int main(int argc, char **argv) {
     size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 100000;
-    int runs = argc > 2 ? atoi(argv[2]) : 15, i;
+    int runs = argc > 2 ? atoi(argv[2]) : 15;
+    if (runs < 1 || runs > 1000) runs = 15;
+    return bench(n, runs, 0) || bench(n, runs, 1);
+}
+
+static int bench(size_t n, int runs, int short_names) {
+    int i;
     safeload_save_tensor *ts = (safeload_save_tensor *)calloc(n, sizeof *ts);
     char *names = (char *)malloc(n * 64);
     static const uint64_t shape[2] = {4, 2};
@@ -23,8 +33,12 @@ int main(int argc, char **argv) {
 
     for (k = 0; k < n; k++) {
         char *nm = names + k * 64;
-        snprintf(nm, 64, "model.layers.%u.mlp.experts.%u.%s.weight", (unsigned)(k / 768),
-                 (unsigned)(k / 3 % 256), proj[k % 3]);
+        if (short_names)
+            snprintf(nm, 64, "layers.%u.e%u.w%u", (unsigned)(k / 768), (unsigned)(k / 3 % 256),
+                     (unsigned)(k % 3));
+        else
+            snprintf(nm, 64, "model.layers.%u.mlp.experts.%u.%s.weight", (unsigned)(k / 768),
+                     (unsigned)(k / 3 % 256), proj[k % 3]);
         ts[k].name = nm;
         ts[k].dtype = SAFELOAD_BF16;
         ts[k].rank = 2;
@@ -63,8 +77,8 @@ int main(int argc, char **argv) {
         const unsigned char *b = (const unsigned char *)file;
         uint64_t hn = 0;
         for (k = 0; k < 8; k++) hn |= (uint64_t)b[k] << (8 * k);
-        printf("parse %zu-tensor header (%.2f MB): median %.2f ms over %d runs, %.0f MB/s, "
-               "%.1f ns/tensor (memory source)\n", n, (double)hn / 1e6, med, runs,
+        printf("parse %zu-tensor header (%.2f MB, %s names): median %.2f ms over %d runs, %.0f MB/s, "
+               "%.1f ns/tensor (memory source)\n", n, (double)hn / 1e6, short_names ? "short" : "MoE", med, runs,
                (double)hn / 1e6 / (med / 1e3), med * 1e6 / (double)n);
     }
     for (i = 0; i < runs; i++) {
