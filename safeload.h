@@ -4977,6 +4977,7 @@ typedef struct sl__load {
     uint64_t reported;                  /* the last `done` passed to progress */
     safeload_device_hooks hooks;        /* resolved device hooks */
     int begun;                          /* begin() succeeded: end() is owed */
+    sl__cast_fn ntcopy;                 /* non-temporal copy for big loads, or NULL */
     const safeload_allocator *alloc;
 } sl__load;
 
@@ -5149,6 +5150,19 @@ static int64_t sl__fd_read_full(sl__os_file fd, unsigned char *dst, uint64_t n, 
     return 0;
 }
 
+/* A plain copy: with non-temporal stores in big loads (no read-for-ownership of the cold
+   destination, the same reason the casts stream), else memcpy. */
+SL__INLINE void sl__copy(const sl__load *L, unsigned char *dst, const unsigned char *src,
+                         uint64_t len) {
+    if (L->ntcopy && len >= 4096) {
+        size_t words = (size_t)(len / 4);
+        L->ntcopy(dst, src, words);
+        memcpy(dst + words * 4, src + words * 4, (size_t)(len - words * 4));
+    } else {
+        memcpy(dst, src, (size_t)len);
+    }
+}
+
 /* O_DIRECT wants the offset, the length and the buffer aligned: read the aligned range that
    covers [off, off+n) into `into` (when everything is aligned) or the bounce buffer, and
    return where byte `off` landed. */
@@ -5188,7 +5202,7 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
     int64_t rc;
     if (n == 0) return 1;
     if (f->src.kind == SL__SRC_MEMORY || (L->io == SAFELOAD_IO_MMAP && f->map)) {
-        memcpy(dst, (f->src.kind == SL__SRC_MEMORY ? f->src.mem : f->map) + off, (size_t)n);
+        sl__copy(L, dst, (f->src.kind == SL__SRC_MEMORY ? f->src.mem : f->map) + off, n);
         w->bytes_read += n;
         return 1;
     }
@@ -5239,10 +5253,10 @@ static const unsigned char *sl__read_run(sl__load *L, sl__worker *w, const sl__t
     return sl__io_read(L, w, t, t->off, w->staging, t->len) ? w->staging : NULL;
 }
 
-SL__INLINE void sl__emit(const sl__rp *r, unsigned char *dst, const unsigned char *src,
-                         uint64_t len) {
+SL__INLINE void sl__emit(const sl__load *L, const sl__rp *r, unsigned char *dst,
+                         const unsigned char *src, uint64_t len) {
     if (r->cast) r->cast(dst, src, (size_t)(len / r->ssize));
-    else memcpy(dst, src, (size_t)len);
+    else sl__copy(L, dst, src, len);
 }
 
 static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
@@ -5266,7 +5280,7 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
             uint64_t n = SL__MIN(piece, t->len - pos);
             if (sl__atomic_load(&L->stop)) return 0;
             if (!sl__io_read(L, w, t, t->off + pos, w->staging, n)) return 0;
-            sl__emit(r0, r0->dst + (s0->src_pos + pos) / r0->ssize * r0->dsize, w->staging, n);
+            sl__emit(L, r0, r0->dst + (s0->src_pos + pos) / r0->ssize * r0->dsize, w->staging, n);
             pos += n;
         }
         w->bytes_written += t->len / r0->ssize * r0->dsize;
@@ -5326,7 +5340,7 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
     for (k = 0; k < t->nseg; k++) {
         const sl__seg *s = &L->segs[t->seg0 + k];
         const sl__rp *r = &L->reqs[s->req];
-        sl__emit(r, r->dst + s->src_pos / r->ssize * r->dsize, src + s->task_pos, s->len);
+        sl__emit(L, r, r->dst + s->src_pos / r->ssize * r->dsize, src + s->task_pos, s->len);
         w->bytes_written += s->len / r->ssize * r->dsize;
     }
     return 1;
@@ -5630,6 +5644,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
        output will not be read back before the load ends, and no read-for-ownership halves
        the write bandwidth. Decided on the whole load, not per tensor: 100,000 small tensors
        are as big a write as one large one. */
+    if (L.total_bytes >= 8 * SL__MIB)
+        L.ntcopy = sl__cast_resolve(SAFELOAD_F32, SAFELOAD_F32, SAFELOAD_SIMD_AUTO, 1);
     if (cast_out >= 8 * SL__MIB)
         for (i = 0; i < n; i++) {
             sl__rp *p = &L.reqs[i];
@@ -6111,7 +6127,7 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
             for (k = 0; k < t->nseg; k++) {
                 const sl__seg *s = &L->segs[t->seg0 + k];
                 const sl__rp *r = &L->reqs[s->req];
-                sl__emit(r, pin + opos, src + s->task_pos, s->len);
+                sl__emit(L, r, pin + opos, src + s->task_pos, s->len);
                 opos += s->len / r->ssize * r->dsize;
             }
         }
