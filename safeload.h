@@ -1427,7 +1427,7 @@ static size_t sl__utf8_valid_up_to(const unsigned char *s, size_t n) {
    "Validation". Errors carry the file offset of the offending byte. */
 
 #define SL__MAX_NESTING 127   /* serde_json: remaining_depth 128, the 128th container fails */
-#define SL__PAD 16            /* zero bytes after the header: word reads and a 0 stopper */
+#define SL__PAD 32            /* zero bytes after the header: word reads and a 0 stopper */
 
 /* The parser writes tensors straight into the public array, in header order. Until the
    array is final, two fields carry parse state: numel holds the index of the first dimension
@@ -1848,6 +1848,64 @@ static int sl__grow(const safeload_allocator *a, void **arr, size_t *cap, size_t
     return 1;
 }
 
+/* A plain number as writers print it: 1-19 digits, no leading zero (or "0" alone), then a
+   byte that cannot continue a number. 0 when it is anything else. */
+SL__INLINE int sl__jnum_plain(unsigned char **pp, uint64_t *out) {
+    unsigned char *p = *pp, *s = p;
+    uint64_t v = 0;
+    if (*p == '0') p++;
+    else while (SL__ISDIGIT(*p) && p - s < 19) v = v * 10 + (uint64_t)(*p++ - '0');
+    if (p == s || SL__ISDIGIT(*p) || *p == '.' || (*p | 0x20) == 'e') return 0;
+    *out = v;
+    *pp = p;
+    return 1;
+}
+
+/* The entry exactly as the reference writer (and nearly every other) prints it:
+   {"dtype":"D","shape":[n,...],"data_offsets":[b,e]}
+   Returns 1 with the entry filled in, or 0 with nothing changed, and the general parser below
+   reads the entry instead (and words any error). Most headers never leave this path. */
+static int sl__jtensor_fast(sl__jp *j, sl__entry *e) {
+    unsigned char *p = j->p, *q;
+    size_t dims0 = j->n_dims;
+    safeload_dtype d;
+    uint64_t b0, b1, v;
+    if (!sl__lit8(p, "{\"dtype\"") || p[8] != ':' || p[9] != '"') return 0;
+    p += 10;
+    for (q = p; q - p < 12 && ((*q >= 'A' && *q <= 'Z') || SL__ISDIGIT(*q) || *q == '_'); q++) {}
+    if (*q != '"' || (d = safeload_dtype_from_name((const char *)p, (size_t)(q - p))) ==
+        SAFELOAD_DTYPE_NONE) return 0;
+    p = q + 1;
+    if (!sl__lit8(p, ",\"shape\"") || p[8] != ':' || p[9] != '[') return 0;
+    p += 10;
+    e->numel = j->n_dims;
+    e->rank = 0;
+    if (*p != ']') for (;;) {
+        if (!sl__jnum_plain(&p, &v) || e->rank == UINT32_MAX) goto undo;
+        if (j->n_dims == j->cap_dims &&
+            !sl__grow(j->alloc, (void **)&j->dims, &j->cap_dims, j->n_dims + 1,
+                      sizeof(uint64_t)))
+            goto undo;
+        j->dims[j->n_dims++] = v;
+        e->rank++;
+        if (*p == ']') break;
+        if (*p++ != ',') goto undo;
+    }
+    p++;
+    if (!sl__lit8(p, ",\"data_o") || !sl__lit8(p + 8, "ffsets\":") || p[16] != '[') goto undo;
+    p += 17;
+    if (!sl__jnum_plain(&p, &b0) || *p++ != ',' || !sl__jnum_plain(&p, &b1) || p[0] != ']' ||
+        p[1] != '}') goto undo;
+    e->dtype = d;
+    e->begin = b0;
+    e->end = b1;
+    j->p = p + 2;
+    return 1;
+undo:
+    j->n_dims = dims0;
+    return 0;
+}
+
 /* {"dtype": "F32", "shape": [..], "data_offsets": [b, e], ...unknown fields} */
 static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
     safeload_result r;
@@ -2109,7 +2167,7 @@ static safeload_result sl__jheader(sl__jp *j) {
             e->name_len = klen;
             e->index = (size_t)nul;
             e->header_offset = 8 + (uint64_t)(kp - j->start);
-            if ((r = sl__jtensor(j, e)) != SAFELOAD_OK) return r;
+            if (!sl__jtensor_fast(j, e) && (r = sl__jtensor(j, e)) != SAFELOAD_OK) return r;
             j->n_ents++;
         }
         p = j->p;
@@ -5335,13 +5393,24 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
         }
     }
 #endif
-    /* everything else: the run's bytes from memory, then copy or cast each piece */
+    /* everything else: the run's bytes from memory, then copy or cast each piece; plain
+       pieces that land back to back (an arena keeps file order) go as one copy */
     if (!(src = sl__read_run(L, w, t))) return 0;
     for (k = 0; k < t->nseg; k++) {
         const sl__seg *s = &L->segs[t->seg0 + k];
         const sl__rp *r = &L->reqs[s->req];
-        sl__emit(L, r, r->dst + s->src_pos / r->ssize * r->dsize, src + s->task_pos, s->len);
-        w->bytes_written += s->len / r->ssize * r->dsize;
+        unsigned char *dst = r->dst + s->src_pos / r->ssize * r->dsize;
+        uint64_t len = s->len;
+        if (!r->cast)
+            while (k + 1 < t->nseg) {
+                const sl__seg *nx = &L->segs[t->seg0 + k + 1];
+                const sl__rp *rn = &L->reqs[nx->req];
+                if (rn->cast || rn->dst + nx->src_pos != dst + len) break;
+                len += nx->len;
+                k++;
+            }
+        sl__emit(L, r, dst, src + s->task_pos, len);
+        w->bytes_written += len / r->ssize * r->dsize;
     }
     return 1;
 }
