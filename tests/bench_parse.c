@@ -28,7 +28,8 @@ static int bench(size_t n, int runs, int short_names) {
     double *ms = (double *)malloc(sizeof(double) * (size_t)runs), med;
     safeload_error e;
     safeload_file *f;
-    char path[] = "build/bench_parse.safetensors";
+    const char *path = short_names ? "build/bench_parse_short.safetensors"
+                                   : "build/bench_parse_moe.safetensors";
     FILE *out;
 
     for (k = 0; k < n; k++) {
