@@ -4065,66 +4065,36 @@ static size_t sl__cast_size(safeload_dtype t) {
 typedef sl__cast_fn sl__cast_row[2];
 #define SL__ROW(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p }
 #define SL__ROWNT(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p##_nt }
-#define SL__COPYROWS(p) \
+/* A whole table: R is SL__ROW or SL__ROWNT, p the path, h the path that has the f32->bf16 and
+   f16->bf16 kernels (AVX512_BF16 has its own two; everything else is AVX-512's). */
+#define SL__TABLE(name, copies, R, p, h) \
+static const sl__cast_row name[SL__C_COUNT] = { \
+    copies, \
+    R(f32_f16, p), R(f16_f32, p), R(f32_bf16, h), R(bf16_f32, p), R(f16_bf16, h), \
+    R(bf16_f16, p), R(e4m3_f32, p), R(e4m3_f16, p), R(e4m3_bf16, p), R(e5m2_f32, p), \
+    R(e5m2_f16, p), R(e5m2_bf16, p), R(f64_f32, p), R(f32_f64, p) \
+};
+#define SL__COPY_PLAIN { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 }
+#define SL__COPY_ROWS_NT(p) \
     { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
 
-static const sl__cast_row sl__tab_scalar[SL__C_COUNT] = {
-    { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 },
-    SL__ROW(f32_f16, scalar), SL__ROW(f16_f32, scalar), SL__ROW(f32_bf16, scalar),
-    SL__ROW(bf16_f32, scalar), SL__ROW(f16_bf16, scalar), SL__ROW(bf16_f16, scalar),
-    SL__ROW(e4m3_f32, scalar), SL__ROW(e4m3_f16, scalar), SL__ROW(e4m3_bf16, scalar),
-    SL__ROW(e5m2_f32, scalar), SL__ROW(e5m2_f16, scalar), SL__ROW(e5m2_bf16, scalar),
-    SL__ROW(f64_f32, scalar), SL__ROW(f32_f64, scalar)
-};
+SL__TABLE(sl__tab_scalar, SL__COPY_PLAIN, SL__ROW, scalar, scalar)
 #if defined(SL__HAVE_SSE2)
-static const sl__cast_row sl__tab_sse2[SL__C_COUNT] = {
-    SL__COPYROWS(sse2),
-    SL__ROWNT(f32_f16, sse2), SL__ROWNT(f16_f32, sse2), SL__ROWNT(f32_bf16, sse2),
-    SL__ROWNT(bf16_f32, sse2), SL__ROWNT(f16_bf16, sse2), SL__ROWNT(bf16_f16, sse2),
-    SL__ROWNT(e4m3_f32, sse2), SL__ROWNT(e4m3_f16, sse2), SL__ROWNT(e4m3_bf16, sse2),
-    SL__ROWNT(e5m2_f32, sse2), SL__ROWNT(e5m2_f16, sse2), SL__ROWNT(e5m2_bf16, sse2),
-    SL__ROWNT(f64_f32, sse2), SL__ROWNT(f32_f64, sse2)
-};
+SL__TABLE(sl__tab_sse2, SL__COPY_ROWS_NT(sse2), SL__ROWNT, sse2, sse2)
 #endif
 #if defined(SL__HAVE_AVX)
-static const sl__cast_row sl__tab_avx2[SL__C_COUNT] = {
-    SL__COPYROWS(avx2),
-    SL__ROWNT(f32_f16, avx2), SL__ROWNT(f16_f32, avx2), SL__ROWNT(f32_bf16, avx2),
-    SL__ROWNT(bf16_f32, avx2), SL__ROWNT(f16_bf16, avx2), SL__ROWNT(bf16_f16, avx2),
-    SL__ROWNT(e4m3_f32, avx2), SL__ROWNT(e4m3_f16, avx2), SL__ROWNT(e4m3_bf16, avx2),
-    SL__ROWNT(e5m2_f32, avx2), SL__ROWNT(e5m2_f16, avx2), SL__ROWNT(e5m2_bf16, avx2),
-    SL__ROWNT(f64_f32, avx2), SL__ROWNT(f32_f64, avx2)
-};
-static const sl__cast_row sl__tab_avx512[SL__C_COUNT] = {
-    SL__COPYROWS(avx512),
-    SL__ROWNT(f32_f16, avx512), SL__ROWNT(f16_f32, avx512), SL__ROWNT(f32_bf16, avx512),
-    SL__ROWNT(bf16_f32, avx512), SL__ROWNT(f16_bf16, avx512), SL__ROWNT(bf16_f16, avx512),
-    SL__ROWNT(e4m3_f32, avx512), SL__ROWNT(e4m3_f16, avx512), SL__ROWNT(e4m3_bf16, avx512),
-    SL__ROWNT(e5m2_f32, avx512), SL__ROWNT(e5m2_f16, avx512), SL__ROWNT(e5m2_bf16, avx512),
-    SL__ROWNT(f64_f32, avx512), SL__ROWNT(f32_f64, avx512)
-};
-static const sl__cast_row sl__tab_avx512bf16[SL__C_COUNT] = {
-    SL__COPYROWS(avx512),
-    SL__ROWNT(f32_f16, avx512), SL__ROWNT(f16_f32, avx512), SL__ROWNT(f32_bf16, avx512bf16),
-    SL__ROWNT(bf16_f32, avx512), SL__ROWNT(f16_bf16, avx512bf16), SL__ROWNT(bf16_f16, avx512),
-    SL__ROWNT(e4m3_f32, avx512), SL__ROWNT(e4m3_f16, avx512), SL__ROWNT(e4m3_bf16, avx512),
-    SL__ROWNT(e5m2_f32, avx512), SL__ROWNT(e5m2_f16, avx512), SL__ROWNT(e5m2_bf16, avx512),
-    SL__ROWNT(f64_f32, avx512), SL__ROWNT(f32_f64, avx512)
-};
+SL__TABLE(sl__tab_avx2, SL__COPY_ROWS_NT(avx2), SL__ROWNT, avx2, avx2)
+SL__TABLE(sl__tab_avx512, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512)
+SL__TABLE(sl__tab_avx512bf16, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16)
 #endif
 #if defined(SL__HAVE_NEON)
-static const sl__cast_row sl__tab_neon[SL__C_COUNT] = {
-    { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 },
-    SL__ROW(f32_f16, neon), SL__ROW(f16_f32, neon), SL__ROW(f32_bf16, neon),
-    SL__ROW(bf16_f32, neon), SL__ROW(f16_bf16, neon), SL__ROW(bf16_f16, neon),
-    SL__ROW(e4m3_f32, neon), SL__ROW(e4m3_f16, neon), SL__ROW(e4m3_bf16, neon),
-    SL__ROW(e5m2_f32, neon), SL__ROW(e5m2_f16, neon), SL__ROW(e5m2_bf16, neon),
-    SL__ROW(f64_f32, neon), SL__ROW(f32_f64, neon)
-};
+SL__TABLE(sl__tab_neon, SL__COPY_PLAIN, SL__ROW, neon, neon)
 #endif
 #undef SL__ROW
 #undef SL__ROWNT
-#undef SL__COPYROWS
+#undef SL__TABLE
+#undef SL__COPY_PLAIN
+#undef SL__COPY_ROWS_NT
 
 static int sl__simd_avail(unsigned w, safeload_simd simd) {
     switch (simd) {
