@@ -613,6 +613,12 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #  define SL__MAYBE_UNUSED
 #endif
 
+/* The worker pool needs atomics; without gcc/clang builtins or MSVC intrinsics, loads run on
+   the calling thread. */
+#if !defined(SL__GNUC) && !defined(_MSC_VER) && !defined(SAFELOAD_NO_THREADS)
+#  define SAFELOAD_NO_THREADS
+#endif
+
 #if defined(SAFELOAD_STATIC)
 #  define SL__DEF static SL__MAYBE_UNUSED   /* a program need not call every function */
 #else
@@ -1035,10 +1041,6 @@ static int sl__os_list_dir(const char *dir, const safeload_allocator *a,
 #  define sl__atomic_load(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #  define sl__atomic_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #  define sl__atomic_add(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
-SL__MAYBE_UNUSED static int sl__atomic_cas_int(volatile int *p, int expect, int desired) {
-    return __atomic_compare_exchange_n(p, &expect, desired, 0, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE);
-}
 #elif defined(_MSC_VER)
 #  include <intrin.h>
 #  define sl__atomic_load(p) (*(p))
@@ -1046,9 +1048,6 @@ SL__MAYBE_UNUSED static int sl__atomic_cas_int(volatile int *p, int expect, int 
 #  define sl__atomic_add(p, v) (sizeof(*(p)) == 8 ? \
        (uint64_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)) : \
        (uint64_t)_InterlockedExchangeAdd((volatile long *)(p), (long)(v)))
-SL__MAYBE_UNUSED static int sl__atomic_cas_int(volatile int *p, int expect, int desired) {
-    return _InterlockedCompareExchange((volatile long *)p, desired, expect) == expect;
-}
 #else
 #  define sl__atomic_load(p) (*(p))
 #  define sl__atomic_store(p, v) (*(p) = (v))
@@ -1056,11 +1055,6 @@ SL__MAYBE_UNUSED static uint64_t sl__atomic_add_plain(volatile uint64_t *p, uint
     uint64_t o = *p; *p = o + v; return o;
 }
 #  define sl__atomic_add(p, v) sl__atomic_add_plain((p), (v))
-SL__MAYBE_UNUSED static int sl__atomic_cas_int(volatile int *p, int expect, int desired) {
-    if (*p != expect) return 0;
-    *p = desired;
-    return 1;
-}
 #endif
 
 #if defined(SAFELOAD_NO_THREADS)
