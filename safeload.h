@@ -29,11 +29,32 @@
        SAFELOAD_NO_SIMD           scalar cast kernels only
        SAFELOAD_NO_WEAK_HOOKS     do not declare the named device hooks as weak references
 
+   Quick start
+       safeload_model *m;  safeload_loaded *w;  safeload_error e;
+       safeload_model_open(&m, "model_dir", NULL, &e);        file, index .json or directory
+       safeload_load_all(m, SAFELOAD_F32, NULL, &w, &e);      every tensor, cast while reading
+       ... w->tensors[i].name / .data / .nbytes ...
+       safeload_loaded_free(w);  safeload_model_close(m);
+   Finer control: safeload_open / safeload_find / safeload_read / safeload_view for one file;
+   safeload_load with requests (your destinations, casts, row slices, device memory);
+   safeload_check_keys; safeload_convert; safeload_save.
+
    Errors
        Every fallible call returns a safeload_result (SAFELOAD_OK == 0) and, when given a
        safeload_error*, fills it with a stable id (safeload_result_id), the byte offset in the
        file where the problem is, the file, the tensor name and a short message. The library
        never prints, never aborts on bad input, and frees everything it allocated on failure.
+
+   Threads
+       Everything a call needs travels in its arguments; the one static is a write-once cache
+       of the CPU's features. Files and models may be read from several threads at once;
+       a pool runs one load at a time (others wait their turn).
+
+   Layout of the implementation, in the order data flows
+       0 configuration, 1 platform (memory, errors, files, directories, threads, CPU
+       features), 2 format (byte sources, UTF-8, the JSON header parser, validation,
+       index.json), 3 key set (SipHash, name table, opening files, key reports), 4 cast
+       kernels, 5 load engine (pool, models, planning, execution), 6 device hooks, 7 writer.
 
    See README.md for the full manual. License: MIT or Unlicense, at the end of this file.
 */
