@@ -373,10 +373,11 @@ static int cmd_load(int argc, char **argv) {
         fprintf(stderr, "warning: %s: %s: %s [tensor %s]\n", w->file, safeload_result_id(w->code),
                 w->message, w->tensor);
     }
-    printf("loaded: %llu tensors, %llu bytes in %.3f s, %.2f GB/s (%llu bytes written; %d threads, io %s)\n",
-           (unsigned long long)l->count, (unsigned long long)st.bytes_read, t1 - t0,
+    printf("loaded: %llu tensors, %llu bytes in %.3f s, %.2f GB/s (%llu bytes written; %d thread%s, "
+           "io %s)\n", (unsigned long long)l->count, (unsigned long long)st.bytes_read, t1 - t0,
            (double)st.bytes_read / 1e9 / (t1 - t0 > 0 ? t1 - t0 : 1e-9),
-           (unsigned long long)st.bytes_written, st.threads, io_names[st.io]);
+           (unsigned long long)st.bytes_written, st.threads, st.threads == 1 ? "" : "s",
+           io_names[st.io]);
     if (checksum) {
         uint64_t h = 0xcbf29ce484222325ULL;
         size_t k;
