@@ -2597,6 +2597,21 @@ static int sl__name_cmp(const char *a, size_t an, const char *b, size_t bn) {
     return c ? c : (an < bn ? -1 : an > bn ? 1 : 0);
 }
 
+/* A stable bottom-up merge sort of T values with a scratch array (index.json and the writer
+   use it; neither is hot, n log n is the point). */
+#define SL__DEFINE_MSORT(fname, T, less) \
+static void fname(T *v, T *tmp, size_t n) { \
+    size_t w, i; \
+    for (w = 1; w < n; w *= 2) { \
+        for (i = 0; i < n; i += 2 * w) { \
+            size_t lo = i, mid = SL__MIN(i + w, n), hi = SL__MIN(i + 2 * w, n), a = lo, b = mid, k = lo; \
+            while (a < mid && b < hi) tmp[k++] = less(&v[b], &v[a]) ? v[b++] : v[a++]; \
+            while (a < mid) tmp[k++] = v[a++]; \
+            while (b < hi) tmp[k++] = v[b++]; \
+        } \
+        memcpy(v, tmp, n * sizeof(T)); \
+    } \
+}
 #define SL__KEYS(arr, type) sl__keys_make((const void *)(arr), sizeof(type))
 SL__INLINE sl__keys sl__keys_make(const void *base, size_t stride) {
     sl__keys k;
@@ -4639,6 +4654,7 @@ static int sl__safe_shard_name(const char *s, size_t n) {
 static int sl__kv_value_less(const safeload_kv *x, const safeload_kv *y) {
     return sl__name_cmp(x->value, x->value_len, y->value, y->value_len) < 0;
 }
+SL__DEFINE_MSORT(sl__sort_kv_by_value, safeload_kv, sl__kv_value_less)
 
 static void sl__model_warn(safeload_model *m, const safeload_error *w) {
     if (m->n_warnings == m->cap_warnings &&
@@ -4714,23 +4730,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     names = (const char **)sl__malloc(a, (ix->map_count + 1) * sizeof *names);
     if (!by_shard || !tmp || !names) { r = SL__OOM(err, path); goto done; }
     memcpy(by_shard, ix->map, ix->map_count * sizeof *by_shard);
-    {
-        /* merge sort by value (shard name) */
-        size_t w, lo;
-        safeload_kv *v = by_shard, *t = tmp;
-        size_t n = ix->map_count;
-        for (w = 1; w < n; w *= 2) {
-            for (lo = 0; lo < n; lo += 2 * w) {
-                size_t mid = SL__MIN(lo + w, n), hi = SL__MIN(lo + 2 * w, n), x = lo, y = mid,
-                       o = lo;
-                while (x < mid && y < hi) t[o++] = sl__kv_value_less(&v[y], &v[x]) ? v[y++]
-                                                                                  : v[x++];
-                while (x < mid) t[o++] = v[x++];
-                while (y < hi) t[o++] = v[y++];
-            }
-            memcpy(v, t, n * sizeof *v);
-        }
-    }
+    sl__sort_kv_by_value(by_shard, tmp, ix->map_count);
     for (i = 0; i < ix->map_count; i++)
         if (!n_names || sl__name_cmp(by_shard[i].value, by_shard[i].value_len, names[n_names - 1],
                                      strlen(names[n_names - 1])) != 0)
@@ -5180,6 +5180,22 @@ static const safeload_tensor *sl__task_tensor(const sl__load *L, const sl__task 
     return L->user[L->segs[t->seg0].req].tensor;
 }
 
+/* The task's shard as addressable memory (the caller's buffer, or the mapping in mmap mode), or
+   NULL when its bytes must be read. */
+SL__INLINE const unsigned char *sl__mem_base(const sl__load *L, const safeload_file *f) {
+    if (f->src.kind == SL__SRC_MEMORY) return f->src.mem;
+    return L->io == SAFELOAD_IO_MMAP ? f->map : NULL;
+}
+
+SL__INLINE int sl__is_direct(const sl__load *L, uint32_t shard) {
+    return L->direct && L->direct[shard] != SL__NO_FILE;
+}
+
+/* Read into a buffer of ours (staging) rather than from memory or through O_DIRECT bounces? */
+SL__INLINE int sl__staged(const sl__load *L, const sl__task *t) {
+    return !sl__mem_base(L, L->shards[t->shard]) && !sl__is_direct(L, t->shard);
+}
+
 /* Exactly n bytes at off from an OS handle: 0, or -1 at an early end, or the error code. */
 static int64_t sl__fd_read_full(sl__os_file fd, unsigned char *dst, uint64_t n, uint64_t off,
                                 uint64_t *calls, uint64_t *at) {
@@ -5244,12 +5260,12 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
     uint64_t at = off;
     int64_t rc;
     if (n == 0) return 1;
-    if (f->src.kind == SL__SRC_MEMORY || (L->io == SAFELOAD_IO_MMAP && f->map)) {
-        sl__copy(L, dst, (f->src.kind == SL__SRC_MEMORY ? f->src.mem : f->map) + off, n);
+    if (sl__mem_base(L, f)) {
+        sl__copy(L, dst, sl__mem_base(L, f) + off, n);
         w->bytes_read += n;
         return 1;
     }
-    if (L->direct && L->direct[t->shard] != SL__NO_FILE) {
+    if (sl__is_direct(L, t->shard)) {
         const unsigned char *p;
         if (((uint64_t)(uintptr_t)dst | off | n) % SL__DIRECT_ALIGN == 0)
             p = sl__direct_fill(L, w, t, off, n, dst);
@@ -5287,10 +5303,9 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
 /* Where a task's bytes can be read from memory: the mapping, the caller's buffer, or a copy
    read into the bounce (direct) or staging buffer. */
 static const unsigned char *sl__read_run(sl__load *L, sl__worker *w, const sl__task *t) {
-    safeload_file *f = L->shards[t->shard];
-    if (f->src.kind == SL__SRC_MEMORY) { w->bytes_read += t->len; return f->src.mem + t->off; }
-    if (L->io == SAFELOAD_IO_MMAP && f->map) { w->bytes_read += t->len; return f->map + t->off; }
-    if (L->direct && L->direct[t->shard] != SL__NO_FILE)
+    const unsigned char *base = sl__mem_base(L, L->shards[t->shard]);
+    if (base) { w->bytes_read += t->len; return base + t->off; }
+    if (sl__is_direct(L, t->shard))
         return sl__direct_fill(L, w, t, t->off, t->len, NULL);
     SAFELOAD_ASSERT(t->len <= L->staging);
     return sl__io_read(L, w, t, t->off, w->staging, t->len) ? w->staging : NULL;
@@ -5305,12 +5320,9 @@ SL__INLINE void sl__emit(const sl__load *L, const sl__rp *r, unsigned char *dst,
 static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
     const sl__seg *s0 = &L->segs[t->seg0];
     const sl__rp *r0 = &L->reqs[s0->req];
-    safeload_file *f = L->shards[t->shard];
     const unsigned char *src;
     uint32_t k;
-    int staged = f->src.kind == SL__SRC_READER ||
-                 (f->src.kind == SL__SRC_FILE && !(L->io == SAFELOAD_IO_MMAP && f->map) &&
-                  !(L->direct && L->direct[t->shard] != SL__NO_FILE));
+    int staged = sl__staged(L, t);
     if (t->nseg == 1 && !r0->cast) {
         /* straight into the destination: no staging, no second pass */
         w->bytes_written += t->len;
@@ -5330,7 +5342,8 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
         return 1;
     }
 #if !defined(SL__WINDOWS)
-    if (staged && f->src.kind == SL__SRC_FILE) {
+    if (staged && L->shards[t->shard]->src.kind == SL__SRC_FILE) {
+        safeload_file *f = L->shards[t->shard];
         /* a run of whole small tensors, no casts: one preadv scatters it into place */
         struct iovec iov[SL__MAX_SEGS];
         int all_plain = 1;
@@ -6129,7 +6142,6 @@ static int sl__upload(sl__load *L, int wid, int b, const sl__task *t, unsigned c
 static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *t) {
     const sl__seg *s0 = &L->segs[t->seg0];
     const sl__rp *r0 = &L->reqs[s0->req];
-    safeload_file *f = L->shards[t->shard];
     int b = w->next_pinned, staged;
     unsigned char *pin;
     uint32_t k;
@@ -6144,9 +6156,7 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
         w->pinned_busy[b] = 0;
     }
     pin = (unsigned char *)w->pinned[b];
-    staged = f->src.kind == SL__SRC_READER ||
-             (f->src.kind == SL__SRC_FILE && !(L->io == SAFELOAD_IO_MMAP && f->map) &&
-              !(L->direct && L->direct[t->shard] != SL__NO_FILE));
+    staged = sl__staged(L, t);
     if (t->nseg == 1) {
         uint64_t out = t->len / r0->ssize * r0->dsize;
         if (!r0->cast) {
@@ -6287,20 +6297,6 @@ static int sl__kv_less(const safeload_kv *x, const safeload_kv *y) {
     return sl__name_cmp(x->key, x->key_len, y->key, y->key_len) < 0;
 }
 
-/* Small stable merge sorts (the writer is not hot; n log n is the point). */
-#define SL__DEFINE_MSORT(fname, T, less) \
-static void fname(T *v, T *tmp, size_t n) { \
-    size_t w, i; \
-    for (w = 1; w < n; w *= 2) { \
-        for (i = 0; i < n; i += 2 * w) { \
-            size_t lo = i, mid = SL__MIN(i + w, n), hi = SL__MIN(i + 2 * w, n), a = lo, b = mid, k = lo; \
-            while (a < mid && b < hi) tmp[k++] = less(&v[b], &v[a]) ? v[b++] : v[a++]; \
-            while (a < mid) tmp[k++] = v[a++]; \
-            while (b < hi) tmp[k++] = v[b++]; \
-        } \
-        memcpy(v, tmp, n * sizeof(T)); \
-    } \
-}
 SL__DEFINE_MSORT(sl__sort_save, sl__save_item, sl__save_less)
 SL__DEFINE_MSORT(sl__sort_kv, safeload_kv, sl__kv_less)
 

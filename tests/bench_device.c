@@ -18,20 +18,27 @@
 
 static int reps = 5, threads = 1;
 
-static double read_stage(safeload_model *m, safeload_request *rq, size_t n, unsigned char *dst) {
-    safeload_load_desc d;
-    safeload_error e;
+/* every tensor, back to back in dst (host or device memory) */
+static void requests(safeload_model *m, safeload_request *rq, size_t n, unsigned char *dst,
+                     int device) {
     uint64_t off = 0;
     size_t i;
-    double t0;
     for (i = 0; i < n; i++) {
         const safeload_tensor *t = safeload_model_tensor_at(m, i, NULL);
         memset(&rq[i], 0, sizeof rq[i]);
         rq[i].name = t->name;
+        rq[i].device = device;
         rq[i].dst = dst + off;
         rq[i].dst_size = t->nbytes;
         off += t->nbytes;
     }
+}
+
+static double read_stage(safeload_model *m, safeload_request *rq, size_t n, unsigned char *dst) {
+    safeload_load_desc d;
+    safeload_error e;
+    double t0;
+    requests(m, rq, n, dst, 0);
     memset(&d, 0, sizeof d);
     d.threads = threads;
     t0 = bu_now();
@@ -72,18 +79,8 @@ static double pipeline(safeload_model *m, fake_dev *dev, safeload_request *rq, s
                        size_t pinned, unsigned char *devmem) {
     safeload_load_desc d;
     safeload_error e;
-    uint64_t off = 0;
-    size_t i;
     double t0;
-    for (i = 0; i < n; i++) {
-        const safeload_tensor *t = safeload_model_tensor_at(m, i, NULL);
-        memset(&rq[i], 0, sizeof rq[i]);
-        rq[i].name = t->name;
-        rq[i].device = 1;
-        rq[i].dst = devmem + off;
-        rq[i].dst_size = t->nbytes;
-        off += t->nbytes;
-    }
+    requests(m, rq, n, devmem, 1);
     memset(&d, 0, sizeof d);
     d.threads = threads;
     d.hooks = fd_hooks(dev);
