@@ -6,8 +6,11 @@
           reps = rounds, default 15 below 128 MiB, else 5)
    GB/s = 1e9 bytes/s. "in" counts input bytes, "in+out" input plus output bytes: the figure to
    set against memcpy's read+write ("in+out" of memcpy = 2 x bytes copied). Each round times
-   memcpy of the input size (the second of two back-to-back copies: its best case) and then
-   every path back to back; figures are medians over the rounds. Buffers are mmap'd with MADV_HUGEPAGE where
+   every path, and right before each one a memcpy of the input size (below 128 MiB the second
+   of two back-to-back copies: its best case). "x memcpy" is the median over the rounds of each
+   cast's in+out rate divided by that of the memcpy just before it: the machine's speed drifts
+   (other guests, memory bandwidth), and a paired ratio cancels the drift that a ratio of two
+   medians keeps. GB/s columns are medians. Buffers are mmap'd with MADV_HUGEPAGE where
    available and prefaulted before timing. nt=auto is what safeload_convert does by default
    (non-temporal stores from 8 MiB of output on). */
 #define _GNU_SOURCE
@@ -156,9 +159,10 @@ int main(int argc, char **argv) {
         size_t in_bytes = sizes[si];
         int reps = reps_arg > 0 ? reps_arg : in_bytes >= ((size_t)128 << 20) ? 5 : 15;
         int nt_lo = ntmode == 3 ? 0 : ntmode, nt_hi = ntmode == 3 ? 1 : ntmode, nrows, r, k;
-        double *mc = (double *)malloc(sizeof(double) * (size_t)reps * (NDIRS + 1)), mc_med;
-        double res_t[NDIRS][2 * SAFELOAD_SIMD_COUNT];
-        safeload_convert_desc res_cd[NDIRS][2 * SAFELOAD_SIMD_COUNT];
+        double *mc = (double *)malloc(sizeof(double) * (size_t)reps * NDIRS * 2 * SAFELOAD_SIMD_COUNT), mc_med;
+        double res_t[NDIRS][4 * SAFELOAD_SIMD_COUNT], res_r[NDIRS][4 * SAFELOAD_SIMD_COUNT];
+        safeload_convert_desc res_cd[NDIRS][4 * SAFELOAD_SIMD_COUNT];
+        unsigned res_off[NDIRS][4 * SAFELOAD_SIMD_COUNT];
         int res_n[NDIRS], nmc = 0;
         if (reps > 64) reps = 64;
         for (i = 0; i < (int)NDIRS; i++) {
@@ -166,8 +170,12 @@ int main(int argc, char **argv) {
             size_t n = in_bytes / tsize(d->src);
             const unsigned char *s = d->src == SAFELOAD_F32 ? bufs[0] : d->src == SAFELOAD_F16 ? bufs[1]
                                    : d->src == SAFELOAD_BF16 ? bufs[2] : d->src == SAFELOAD_F64 ? bufs[3] : src;
-            safeload_convert_desc cd[2 * SAFELOAD_SIMD_COUNT];
-            double t[2 * SAFELOAD_SIMD_COUNT][64];
+            safeload_convert_desc cd[4 * SAFELOAD_SIMD_COUNT];
+            unsigned off[4 * SAFELOAD_SIMD_COUNT];
+            double t[4 * SAFELOAD_SIMD_COUNT][64], q[4 * SAFELOAD_SIMD_COUNT][64];
+            /* FP8 -> f16/bf16 on a VBMI CPU: the avx512 paths also without the VBMI tables */
+            int f8 = (d->src == SAFELOAD_F8_E4M3 || d->src == SAFELOAD_F8_E5M2) && d->dst != SAFELOAD_F32 &&
+                     (sl__cpu_word() & SL__CPU_VBMI);
             /* rows: scalar once, every other path once per NT mode */
             nrows = 0;
             res_n[i] = 0;
@@ -177,37 +185,49 @@ int main(int argc, char **argv) {
                 for (ntv = nt_lo; ntv <= nt_hi; ntv++) {
                     if (paths[p] == SAFELOAD_SIMD_SCALAR && ntv != nt_lo) continue;
                     cd[nrows].simd = paths[p];
+                    off[nrows] = 0;
                     cd[nrows++].nt_stores = ntv == 2 ? 0 : ntv ? 1 : -1;
+                    if (f8 && (paths[p] == SAFELOAD_SIMD_AVX512 || paths[p] == SAFELOAD_SIMD_AVX512BF16)) {
+                        cd[nrows] = cd[nrows - 1];
+                        off[nrows++] = SL__CPU_VBMI;
+                    }
                 }
             }
-            /* each round times memcpy (the second of two back-to-back copies, so with a warm
-               cache at small sizes) and every row back to back, so a burst of load from other
-               processes hits all of them alike; medians over the rounds */
+            /* each row is timed right after a memcpy of the same input size (below 128 MiB the
+               second of two back-to-back copies, so with a warm cache), and the ratio is taken
+               per pair: a burst of load from other processes hits both sides of a pair alike */
             for (r = 0; r < reps; r++) {
-                double t0;
-                memcpy(dst, bufs[0], in_bytes);  /* warm-up: memcpy is timed at its best */
-                t0 = now();
-                memcpy(dst, bufs[0], in_bytes);
-                mc[nmc++] = now() - t0;
                 for (k = 0; k < nrows; k++) {
+                    double t0, tm;
+                    if (in_bytes < ((size_t)128 << 20)) memcpy(dst, bufs[0], in_bytes);
                     t0 = now();
-                    if (safeload_convert_ex(dst, d->dst, s, d->src, n, &cd[k]) != SAFELOAD_OK) {
+                    memcpy(dst, bufs[0], in_bytes);
+                    tm = now() - t0;
+                    mc[nmc++] = tm;
+                    t0 = now();
+                    if (sl__convert_w(sl__cpu_word() & ~off[k], dst, d->dst, s, d->src, n, &cd[k]) !=
+                        SAFELOAD_OK) {
                         fprintf(stderr, "convert failed\n");
                         return 1;
                     }
                     t[k][r] = now() - t0;
+                    /* (in+out / t) / (2 in / tm) */
+                    q[k][r] = (double)(in_bytes + n * tsize(d->dst)) * tm / (2.0 * in_bytes * t[k][r]);
                 }
             }
             res_n[i] = nrows;
             for (k = 0; k < nrows; k++) {
                 res_cd[i][k] = cd[k];
+                res_off[i][k] = off[k];
                 res_t[i][k] = median(t[k], reps);
+                res_r[i][k] = median(q[k], reps);
             }
             fprintf(stderr, "%s ", d->name);
         }
         fprintf(stderr, "\n");
         mc_med = median(mc, nmc);
-        printf("\n## input %.0f MiB, %d rounds (medians; memcpy over all %d of its samples)\n\n",
+        printf("\n## input %.0f MiB, %d rounds (medians; x memcpy: median of per-round ratios to "
+               "the memcpy timed just before; memcpy row: all %d of its samples)\n\n",
                in_bytes / 1048576.0, reps, nmc);
         printf("| direction | path | nt | in GB/s | in+out GB/s | x memcpy in+out | target | "
                "x scalar |\n|---|---|---|---|---|---|---|---|\n");
@@ -220,13 +240,19 @@ int main(int argc, char **argv) {
             for (k = 0; k < res_n[i]; k++) {
                 const safeload_convert_desc *c = &res_cd[i][k];
                 double tm = res_t[i][k], ior = (double)(in_bytes + n * dsz) / tm / 1e9;
-                double ratio = ior / (2.0 * in_bytes / mc_med / 1e9);
+                double ratio = res_r[i][k];
                 int scalar = c->simd == SAFELOAD_SIMD_SCALAR;
                 int used_nt = !scalar && c->simd != SAFELOAD_SIMD_NEON &&
                               (c->nt_stores > 0 || (c->nt_stores == 0 && n * dsz >= ((size_t)8 << 20)));
                 if (scalar) t_scalar = tm;
+                char pname[40];
+                snprintf(pname, sizeof pname, "%s%s", safeload_simd_name(c->simd),
+                         res_off[i][k] ? "-novbmi"
+                         : (d->src == SAFELOAD_F8_E4M3 || d->src == SAFELOAD_F8_E5M2) && d->dst != SAFELOAD_F32 &&
+                         (c->simd == SAFELOAD_SIMD_AVX512 || c->simd == SAFELOAD_SIMD_AVX512BF16) &&
+                         (sl__cpu_word() & SL__CPU_VBMI) ? "+vbmi" : "");
                 printf("| %s | %s | %s | %.2f | %.2f | %.2f | %s%s | %.1f |\n", d->name,
-                       safeload_simd_name(c->simd), used_nt ? "yes" : "no", in_bytes / tm / 1e9,
+                       pname, used_nt ? "yes" : "no", in_bytes / tm / 1e9,
                        ior, ratio, scalar ? "" : d->rounds ? ">=0.6" : ">=0.9",
                        scalar ? "-" : ratio >= (d->rounds ? 0.6 : 0.9) ? " ok" : " MISS",
                        t_scalar > 0 ? t_scalar / tm : 0.0);

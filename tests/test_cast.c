@@ -52,7 +52,11 @@ static size_t tsize(safeload_dtype t) {
     }
 }
 
-static safeload_simd g_paths[SAFELOAD_SIMD_COUNT];
+/* Paths under test, with CPU features masked off (g_off) to reach kernels this CPU would not
+   pick: on a VBMI CPU the avx512 paths are run once with the FP8 tables and once without. */
+static safeload_simd g_paths[2 * SAFELOAD_SIMD_COUNT];
+static unsigned g_off[2 * SAFELOAD_SIMD_COUNT];
+static char g_name[2 * SAFELOAD_SIMD_COUNT][32];
 static int g_npaths;
 
 static safeload_result conv(void *dst, safeload_dtype dt, const void *src, safeload_dtype st,
@@ -61,6 +65,15 @@ static safeload_result conv(void *dst, safeload_dtype dt, const void *src, safel
     d.simd = simd;
     d.nt_stores = nt;
     return safeload_convert_ex(dst, dt, src, st, n, &d);
+}
+
+/* conv on path variant p */
+static safeload_result convp(void *dst, safeload_dtype dt, const void *src, safeload_dtype st,
+                             size_t n, int p, int nt) {
+    safeload_convert_desc d;
+    d.simd = g_paths[p];
+    d.nt_stores = nt;
+    return sl__convert_w(sl__cpu_word() & ~g_off[p], dst, dt, src, st, n, &d);
 }
 
 static uint64_t load_bits(const unsigned char *p, size_t sz) {
@@ -120,8 +133,8 @@ static void all_paths_vs_scalar(const char *what, safeload_dtype dt, safeload_dt
                 if (offs[k] % dz) continue;
                 memset(got, 0xCD, n * dz + 64);
                 snprintf(label, sizeof label, "%s [%s nt=%d dst+%zu]", what,
-                         safeload_simd_name(g_paths[p]), nts[t], offs[k]);
-                CHECK(conv(got + offs[k], dt, src, st, n, g_paths[p], nts[t]) == SAFELOAD_OK);
+                         g_name[p], nts[t], offs[k]);
+                CHECK(convp(got + offs[k], dt, src, st, n, p, nts[t]) == SAFELOAD_OK);
                 compare(label, d, src, want, got + offs[k], n);
             }
         }
@@ -517,17 +530,17 @@ static void test_lengths(void) {
                                           (size_t)(uintptr_t)buf;
                             dst = buf + base + doffs[b];
                             memset(buf, 0xA5, sizeof buf);
-                            if (conv(dst, d->dst, src + soffs[a], d->src, n, g_paths[p], t) != 0 ||
+                            if (convp(dst, d->dst, src + soffs[a], d->src, n, p, t) != 0 ||
                                 memcmp(dst, want, n * dz) != 0) {
                                 if (!bad++)
                                     fprintf(stderr, "%s [%s nt=%d] n=%zu src+%zu dst+%zu: wrong bits\n",
-                                            d->name, safeload_simd_name(g_paths[p]), t, n, soffs[a], doffs[b]);
+                                            d->name, g_name[p], t, n, soffs[a], doffs[b]);
                             }
                             for (i = 0; i < sizeof buf; i++) {
                                 if ((buf + i < dst || buf + i >= dst + n * dz) && buf[i] != 0xA5) {
                                     if (!bad++)
                                         fprintf(stderr, "%s [%s nt=%d] n=%zu dst+%zu: guard byte %ld clobbered\n",
-                                                d->name, safeload_simd_name(g_paths[p]), t, n, doffs[b],
+                                                d->name, g_name[p], t, n, doffs[b],
                                                 (long)(buf + i - dst));
                                     break;
                                 }
@@ -639,9 +652,19 @@ int main(void) {
     int p;
     (void)tu_fnv1a; /* testutil.h helper this test does not need */
     for (p = SAFELOAD_SIMD_SCALAR; p < SAFELOAD_SIMD_COUNT; p++)
-        if (safeload_simd_available((safeload_simd)p)) g_paths[g_npaths++] = (safeload_simd)p;
+        if (safeload_simd_available((safeload_simd)p)) {
+            g_paths[g_npaths] = (safeload_simd)p;
+            snprintf(g_name[g_npaths++], sizeof g_name[0], "%s", safeload_simd_name((safeload_simd)p));
+            if ((p == SAFELOAD_SIMD_AVX512 || p == SAFELOAD_SIMD_AVX512BF16) &&
+                (sl__cpu_word() & SL__CPU_VBMI)) {
+                g_paths[g_npaths] = (safeload_simd)p;
+                g_off[g_npaths] = SL__CPU_VBMI;
+                snprintf(g_name[g_npaths++], sizeof g_name[0], "%s-novbmi",
+                         safeload_simd_name((safeload_simd)p));
+            }
+        }
     printf("test_cast: paths:");
-    for (p = 0; p < g_npaths; p++) printf(" %s", safeload_simd_name(g_paths[p]));
+    for (p = 0; p < g_npaths; p++) printf(" %s", g_name[p]);
     printf(" (auto = %s)\n", safeload_simd_name(safeload_simd_best()));
 
     test_api();
