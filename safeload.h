@@ -3332,6 +3332,45 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
 #  define SL__X8(x) _mm256_set1_epi32((int)(x))
 #  define SL__X16(x) _mm512_set1_epi32((int)(x))
 
+/* FP8 -> f16/bf16 as constant expressions of the magnitude m = 0..127 (the sign is OR'ed into
+   bit 15): the source of the lookup tables of the AVX2 and AVX-512 kernels. Subnormal FP8 values
+   are normal in f16 and bf16; NaNs are quieted with their payload kept. */
+#define SL__V_E4M3_F16(m)                                                                      \
+    ((m) == 127 ? 0x7E00 : (m) >= 8 ? ((m) << 7) + (8 << 10)                                   \
+     : (m) < 2 ? (m) * 0x1800 : (m) < 4 ? 0x1C00 + ((m) & 1) * 0x200 : 0x2000 + ((m) & 3) * 0x100)
+#define SL__V_E4M3_BF16(m)                                                                     \
+    ((m) == 127 ? 0x7FC0 : (m) >= 8 ? ((m) << 4) + (120 << 7)                                  \
+     : (m) < 2 ? (m) * 0x3B00 : (m) < 4 ? 0x3B80 + ((m) & 1) * 0x40 : 0x3C00 + ((m) & 3) * 0x20)
+#define SL__V_E5M2_F16(m) (((m) << 8) | ((m) > 0x7C ? 0x200 : 0))
+#define SL__V_E5M2_BF16(m)                                                                     \
+    ((m) > 0x7C ? (((m) << 5) + (224 << 7)) | 0x40 : (m) == 0x7C ? 0x7F80                      \
+     : (m) >= 4 ? ((m) << 5) + (112 << 7) : (m) < 2 ? (m) * 0x3780 : 0x3800 + ((m) & 1) * 0x40)
+
+/* The same casts in the byte domain, for 16-entry pshufb tables (AVX2, AVX-512 without VBMI).
+   For most m the two result bytes are shifts of m: lo = (m << A) & ML, hi = ((m >> B) & MH) +
+   BASE. The few m where that is wrong (subnormals, zero, Inf, NaN) get their own table slot
+   through idx = min(((x + K1) & 0x7F), K2), and every other m slot K2. The tables hold what
+   to add to the shifted bytes: (true byte - shifted byte) in the own slots, 0 and BASE in slot
+   K2. So each result byte is a shift, a mask and one add.
+   E4M3: K1 = 1, K2 = 9 puts m = 127, 0..7 in slots 0..8.
+   E5M2: K1 = 4, K2 = 8 puts m = 124..127, 0..3 in slots 0..7. */
+#define SL__F8CL(m, V, A, ML, B, MH, BASE) (char)((V(m) & 0xFF) - (((m) << (A)) & (ML)))
+#define SL__F8CH(m, V, A, ML, B, MH, BASE) (char)((V(m) >> 8) - (((m) >> (B)) & (MH)))
+#define SL__F8CL_N(V, A, ML, B, MH, BASE) 0
+#define SL__F8CH_N(V, A, ML, B, MH, BASE) (BASE)
+#define SL__F8SLOTS_E4M3(C, N, ...) C(127, __VA_ARGS__), C(0, __VA_ARGS__), C(1, __VA_ARGS__), \
+    C(2, __VA_ARGS__), C(3, __VA_ARGS__), C(4, __VA_ARGS__), C(5, __VA_ARGS__), C(6, __VA_ARGS__), \
+    C(7, __VA_ARGS__), N(__VA_ARGS__), 0, 0, 0, 0, 0, 0
+#define SL__F8SLOTS_E5M2(C, N, ...) C(124, __VA_ARGS__), C(125, __VA_ARGS__), C(126, __VA_ARGS__), \
+    C(127, __VA_ARGS__), C(0, __VA_ARGS__), C(1, __VA_ARGS__), C(2, __VA_ARGS__),              \
+    C(3, __VA_ARGS__), N(__VA_ARGS__), 0, 0, 0, 0, 0, 0, 0
+/* X(name, slots, K1, K2, V, A, ML, B, MH, BASE) for each FP8 -> 16-bit direction */
+#define SL__F8_BYTE_KERNELS(X)                                                                 \
+    X(e4m3_f16, SL__F8SLOTS_E4M3, 1, 9, SL__V_E4M3_F16, 7, 0x80, 1, 0x3F, 0x20)                \
+    X(e4m3_bf16, SL__F8SLOTS_E4M3, 1, 9, SL__V_E4M3_BF16, 4, 0xF0, 4, 0x07, 0x3C)              \
+    X(e5m2_f16, SL__F8SLOTS_E5M2, 4, 8, SL__V_E5M2_F16, 0, 0x00, 0, 0x7F, 0x00)                \
+    X(e5m2_bf16, SL__F8SLOTS_E5M2, 4, 8, SL__V_E5M2_BF16, 5, 0xE0, 3, 0x0F, 0x38)
+
 /* ---- 4c. SSE2 (integer, plus two FP steps that are exact under the default MXCSR) ---- */
 
 SL__INLINE __m128i sl__ld128(const unsigned char *p) {
@@ -3559,67 +3598,6 @@ SL__INLINE SL__T256 __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
     return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(a, 16),
                                                         _mm256_srli_epi32(b, 16)), 0xD8);
 }
-/* FP8 in 16-bit lanes, as sl__sse2_e4m3_16 and friends, but the subnormal codes (m < 8 resp.
-   m < 4; 0 maps to 0) come from byte tables through pshufb: lo/hi bytes of the result. */
-#  define SL__H16(x) _mm256_set1_epi16((short)(x))
-#  define SL__TAB8(a, b, c, d, e, f, g, h) \
-    _mm256_broadcastsi128_si256(_mm_setr_epi8(a, b, c, d, e, f, g, h, 0, 0, 0, 0, 0, 0, 0, 0))
-SL__INLINE SL__T256 __m256i sl__avx2_lut16(__m256i m, __m256i lo, __m256i hi) {
-    return _mm256_or_si256(_mm256_shuffle_epi8(lo, m),
-                           _mm256_slli_epi16(_mm256_shuffle_epi8(hi, m), 8));
-}
-SL__INLINE SL__T256 __m256i sl__avx2_e4m3_16(__m256i x, int bf) {
-    __m256i m = _mm256_and_si256(x, SL__H16(0x7F));
-    __m256i s = _mm256_slli_epi16(_mm256_and_si256(x, SL__H16(0x80)), 8);
-    __m256i r, sub;
-    if (bf) {
-        r = _mm256_add_epi16(_mm256_slli_epi16(m, 4), SL__H16(120 << 7));
-        sub = sl__avx2_lut16(m, SL__TAB8(0, 0, (char)0x80, (char)0xC0, 0, 0x20, 0x40, 0x60),
-                             SL__TAB8(0, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C));
-    } else {
-        r = _mm256_add_epi16(_mm256_slli_epi16(m, 7), SL__H16(8 << 10));
-        sub = _mm256_slli_epi16(_mm256_shuffle_epi8(SL__TAB8(0, 0x18, 0x1C, 0x1E, 0x20, 0x21, 0x22,
-                                                             0x23), m), 8);
-    }
-    r = _mm256_blendv_epi8(r, sub, _mm256_cmpgt_epi16(SL__H16(8), m));
-    r = _mm256_blendv_epi8(r, SL__H16(bf ? 0x7FC0 : 0x7E00), _mm256_cmpeq_epi16(m, SL__H16(0x7F)));
-    return _mm256_or_si256(r, s);
-}
-SL__INLINE SL__T256 __m256i sl__avx2_e5m2_bf16(__m256i x) {
-    __m256i m = _mm256_and_si256(x, SL__H16(0x7F));
-    __m256i s = _mm256_slli_epi16(_mm256_and_si256(x, SL__H16(0x80)), 8);
-    __m256i m5 = _mm256_slli_epi16(m, 5);
-    __m256i nan = _mm256_and_si256(_mm256_cmpgt_epi16(m, SL__H16(0x7C)), SL__H16(0x40));
-    __m256i inf = _mm256_or_si256(_mm256_add_epi16(m5, SL__H16(224 << 7)), nan);
-    __m256i sub = sl__avx2_lut16(m, SL__TAB8(0, (char)0x80, 0, 0x40, 0, 0, 0, 0),
-                                 SL__TAB8(0, 0x37, 0x38, 0x38, 0, 0, 0, 0));
-    __m256i r = _mm256_blendv_epi8(_mm256_add_epi16(m5, SL__H16(112 << 7)), sub,
-                                   _mm256_cmpgt_epi16(SL__H16(4), m));
-    r = _mm256_blendv_epi8(r, inf, _mm256_cmpgt_epi16(m, SL__H16(0x7B)));
-    return _mm256_or_si256(r, s);
-}
-SL__INLINE SL__T256 __m256i sl__avx2_e5m2_f16(__m256i x) {
-    __m256i h = _mm256_slli_epi16(x, 8);
-    __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, SL__H16(0x7FFF)), SL__H16(0x7C00));
-    return _mm256_or_si256(h, _mm256_and_si256(nan, SL__H16(0x0200)));
-}
-SL__INLINE SL__T256 void sl__avx2_f8(unsigned char *d, const unsigned char *s, int nt, int e5,
-                                         int out) {
-    __m256i h = _mm256_cvtepu8_epi16(sl__ld128(s));
-    if (out == 0) {
-        sl__st256(d, e5 ? sl__avx2_e5m2_f16(h) : sl__avx2_e4m3_16(h, 0), nt);
-        return;
-    }
-    h = e5 ? sl__avx2_e5m2_bf16(h) : sl__avx2_e4m3_16(h, 1);
-    if (out == 1) {
-        sl__st256(d, h, nt);
-        return;
-    }
-    sl__st256(d, _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(h)), 16), nt);
-    sl__st256(d + 32, _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1)), 16),
-              nt);
-}
-
 SL__INLINE SL__T256 void sl__b_f32_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(sl__ld256(s)),
                                sl__avx2_f32_f16(sl__ld256(s + 32))), nt);
@@ -3643,7 +3621,52 @@ SL__INLINE SL__T256 void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned ch
     __m256i hi = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s + 16)), 16);
     sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
 }
-SL__F8_BLOCKS(avx2, SL__T256, sl__avx2_f8)
+/* FP8 -> f16/bf16/f32 in the byte domain (see SL__F8_BYTE_KERNELS): 32 elements in about 16
+   instructions. The unpacks work inside 128-bit lanes, so the input is first shuffled to where
+   they need it for an in-order result: qwords for 16-bit results, dwords for f32 (= bf16 << 16,
+   two unpack steps). */
+#  define SL__B8X(v) _mm256_set1_epi8((char)(v))
+#  define SL__AVX2_F8B(name, SLOTS, K1, K2, V, A, ML, B, MH, BASE)                             \
+    SL__INLINE SL__T256 void sl__avx2_##name(__m256i x, __m256i *lo, __m256i *hi) {            \
+        __m256i cl = _mm256_broadcastsi128_si256(                                              \
+            _mm_setr_epi8(SLOTS(SL__F8CL, SL__F8CL_N, V, A, ML, B, MH, BASE)));                \
+        __m256i ch = _mm256_broadcastsi128_si256(                                              \
+            _mm_setr_epi8(SLOTS(SL__F8CH, SL__F8CH_N, V, A, ML, B, MH, BASE)));                \
+        __m256i i = _mm256_min_epu8(                                                           \
+            _mm256_and_si256(_mm256_add_epi8(x, SL__B8X(K1)), SL__B8X(0x7F)), SL__B8X(K2));    \
+        *lo = _mm256_add_epi8(_mm256_and_si256(_mm256_slli_epi16(x, A), SL__B8X(ML)),          \
+                              _mm256_shuffle_epi8(cl, i));                                     \
+        *hi = _mm256_add_epi8(_mm256_and_si256(_mm256_srli_epi16(x, B), SL__B8X(MH)),          \
+                              _mm256_shuffle_epi8(ch, i));                                     \
+        *hi = _mm256_or_si256(*hi, _mm256_and_si256(x, SL__B8X(0x80)));                        \
+    }                                                                                          \
+    SL__INLINE SL__T256 void sl__b_##name##_avx2(unsigned char *d, const unsigned char *s,     \
+                                                 int nt) {                                     \
+        __m256i lo, hi;                                                                        \
+        sl__avx2_##name(_mm256_permute4x64_epi64(sl__ld256(s), 0xD8), &lo, &hi);               \
+        sl__st256(d, _mm256_unpacklo_epi8(lo, hi), nt);                                        \
+        sl__st256(d + 32, _mm256_unpackhi_epi8(lo, hi), nt);                                   \
+    }                                                                                          \
+    SL__GEN_BOTH(sl__k_##name##_avx2, SL__T256, 2, 1, 32, 32, sl__b_##name##_avx2, SL__ENV_NONE)
+SL__F8_BYTE_KERNELS(SL__AVX2_F8B)
+#  undef SL__AVX2_F8B
+#  define SL__AVX2_F8F32(name, bf)                                                             \
+    SL__INLINE SL__T256 void sl__b_##name##_avx2(unsigned char *d, const unsigned char *s,     \
+                                                 int nt) {                                     \
+        __m256i lo, hi, w0, w1, z = _mm256_setzero_si256();                                    \
+        bf(_mm256_permutevar8x32_epi32(sl__ld256(s), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)), \
+           &lo, &hi);                                                                          \
+        w0 = _mm256_unpacklo_epi8(lo, hi);                                                     \
+        w1 = _mm256_unpackhi_epi8(lo, hi);                                                     \
+        sl__st256(d, _mm256_unpacklo_epi16(z, w0), nt);                                        \
+        sl__st256(d + 32, _mm256_unpackhi_epi16(z, w0), nt);                                   \
+        sl__st256(d + 64, _mm256_unpacklo_epi16(z, w1), nt);                                   \
+        sl__st256(d + 96, _mm256_unpackhi_epi16(z, w1), nt);                                   \
+    }                                                                                          \
+    SL__GEN_BOTH(sl__k_##name##_avx2, SL__T256, 4, 1, 32, 32, sl__b_##name##_avx2, SL__ENV_NONE)
+SL__AVX2_F8F32(e4m3_f32, sl__avx2_e4m3_bf16)
+SL__AVX2_F8F32(e5m2_f32, sl__avx2_e5m2_bf16)
+#  undef SL__AVX2_F8F32
 SL__INLINE SL__T256 void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)(s + 32)));
@@ -3665,7 +3688,6 @@ SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__T256, 2, 4, 16, 32, sl__b_f32_bf16_avx2, S
 SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__T256, 4, 2, 8, 32, sl__b_bf16_f32_avx2, SL__ENV_NONE)
 SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__T256, 2, 2, 16, 32, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__T256, 2, 2, 16, 32, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
-SL__F8_KERNELS(avx2, SL__T256, 16, 32)
 SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__T256, 4, 8, 8, 32, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__T256, 8, 4, 8, 32, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
 SL__COPY_NT(avx2, SL__T256, 32, sl__b_copy_avx2)
@@ -3713,63 +3735,9 @@ SL__INLINE SL__T512 __m512i sl__avx512_pack_hi(__m512i a, __m512i b) {
 #  undef SL__PK
     return _mm512_permutex2var_epi16(a, idx, b);
 }
-/* FP8 in 16-bit lanes, as sl__sse2_e4m3_16 and friends, the subnormal codes from vpermw. */
-#  define SL__W16(x) _mm512_set1_epi16((short)(x))
-#  define SL__TAB16(a, b, c, d, e, f, g, h) \
-    _mm512_setr_epi32((int)((a) | (b) << 16), (int)((c) | (d) << 16), (int)((e) | (f) << 16), \
-                      (int)((g) | (h) << 16), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-SL__INLINE SL__T512 __m512i sl__avx512_e4m3_16(__m512i x, int bf) {
-    __m512i m = _mm512_and_si512(x, SL__W16(0x7F));
-    __m512i s = _mm512_slli_epi16(_mm512_and_si512(x, SL__W16(0x80)), 8);
-    __m512i r, tab;
-    if (bf) {
-        r = _mm512_add_epi16(_mm512_slli_epi16(m, 4), SL__W16(120 << 7));
-        tab = SL__TAB16(0, 0x3B00, 0x3B80, 0x3BC0, 0x3C00, 0x3C20, 0x3C40, 0x3C60);
-    } else {
-        r = _mm512_add_epi16(_mm512_slli_epi16(m, 7), SL__W16(8 << 10));
-        tab = SL__TAB16(0, 0x1800, 0x1C00, 0x1E00, 0x2000, 0x2100, 0x2200, 0x2300);
-    }
-    r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m, SL__W16(8)), m, tab);
-    r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(m, SL__W16(0x7F)),
-                              SL__W16(bf ? 0x7FC0 : 0x7E00));
-    return _mm512_or_si512(r, s);
-}
-SL__INLINE SL__T512 __m512i sl__avx512_e5m2_bf16(__m512i x) {
-    __m512i m = _mm512_and_si512(x, SL__W16(0x7F));
-    __m512i s = _mm512_slli_epi16(_mm512_and_si512(x, SL__W16(0x80)), 8);
-    __m512i m5 = _mm512_slli_epi16(m, 5);
-    __m512i r = _mm512_add_epi16(m5, SL__W16(112 << 7));
-    r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m, SL__W16(4)), m,
-                                      SL__TAB16(0, 0x3780, 0x3800, 0x3840, 0, 0, 0, 0));
-    r = _mm512_mask_add_epi16(r, _mm512_cmpgt_epu16_mask(m, SL__W16(0x7B)), m5, SL__W16(224 << 7));
-    r = _mm512_or_si512(r, _mm512_maskz_mov_epi16(_mm512_cmpgt_epu16_mask(m, SL__W16(0x7C)),
-                                                  SL__W16(0x40)));
-    return _mm512_or_si512(r, s);
-}
-SL__INLINE SL__T512 __m512i sl__avx512_e5m2_f16(__m512i x) {
-    __m512i h = _mm512_slli_epi16(x, 8);
-    __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(h, SL__W16(0x7FFF)), SL__W16(0x7C00));
-    return _mm512_or_si512(h, _mm512_maskz_mov_epi16(nan, SL__W16(0x0200)));
-}
 SL__INLINE SL__T512 __m512i sl__avx512_bf16_f32(__m256i b) {
     return _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16);
 }
-SL__INLINE SL__T512 void sl__avx512_f8(unsigned char *d, const unsigned char *s, int nt,
-                                             int e5, int out) {
-    __m512i h = _mm512_cvtepu8_epi16(sl__ld256(s));
-    if (out == 0) {
-        sl__st512(d, e5 ? sl__avx512_e5m2_f16(h) : sl__avx512_e4m3_16(h, 0), nt);
-        return;
-    }
-    h = e5 ? sl__avx512_e5m2_bf16(h) : sl__avx512_e4m3_16(h, 1);
-    if (out == 1) {
-        sl__st512(d, h, nt);
-        return;
-    }
-    sl__st512(d, sl__avx512_bf16_f32(_mm512_castsi512_si256(h)), nt);
-    sl__st512(d + 64, sl__avx512_bf16_f32(_mm512_extracti64x4_epi64(h, 1)), nt);
-}
-
 SL__INLINE SL__T512 void sl__b_f32_f16_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     sl__st512(d, sl__avx512_join(sl__avx512_f32_f16(sl__ld512(s)),
@@ -3800,7 +3768,53 @@ SL__INLINE SL__T512 void sl__b_bf16_f16_avx512(unsigned char *d, const unsigned 
                                  sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s + 32)))),
               nt);
 }
-SL__F8_BLOCKS(avx512, SL__T512, sl__avx512_f8)
+/* FP8 -> f16/bf16/f32 in the byte domain, as SL__AVX2_F8B: 64 elements in about 14
+   instructions. The VBMI tables of 4f need 6, but not every AVX-512 CPU has VBMI. */
+#  define SL__B8Z(v) _mm512_set1_epi8((char)(v))
+#  define SL__AVX512_F8B(name, SLOTS, K1, K2, V, A, ML, B, MH, BASE)                           \
+    SL__INLINE SL__T512 void sl__avx512_##name(__m512i x, __m512i *lo, __m512i *hi) {          \
+        __m512i cl = _mm512_broadcast_i32x4(                                                   \
+            _mm_setr_epi8(SLOTS(SL__F8CL, SL__F8CL_N, V, A, ML, B, MH, BASE)));                \
+        __m512i ch = _mm512_broadcast_i32x4(                                                   \
+            _mm_setr_epi8(SLOTS(SL__F8CH, SL__F8CH_N, V, A, ML, B, MH, BASE)));                \
+        __m512i i = _mm512_min_epu8(                                                           \
+            _mm512_and_si512(_mm512_add_epi8(x, SL__B8Z(K1)), SL__B8Z(0x7F)), SL__B8Z(K2));    \
+        *lo = _mm512_add_epi8(_mm512_and_si512(_mm512_slli_epi16(x, A), SL__B8Z(ML)),          \
+                              _mm512_shuffle_epi8(cl, i));                                     \
+        *hi = _mm512_add_epi8(_mm512_and_si512(_mm512_srli_epi16(x, B), SL__B8Z(MH)),          \
+                              _mm512_shuffle_epi8(ch, i));                                     \
+        *hi = _mm512_ternarylogic_epi32(*hi, x, SL__B8Z(0x80), 0xF8);  /* hi | x & 0x80 */     \
+    }                                                                                          \
+    SL__INLINE SL__T512 void sl__b_##name##_avx512(unsigned char *d, const unsigned char *s,   \
+                                                   int nt) {                                   \
+        __m512i lo, hi;                                                                        \
+        sl__avx512_##name(_mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7),  \
+                                                   sl__ld512(s)), &lo, &hi);                   \
+        sl__st512(d, _mm512_unpacklo_epi8(lo, hi), nt);                                        \
+        sl__st512(d + 64, _mm512_unpackhi_epi8(lo, hi), nt);                                   \
+    }                                                                                          \
+    SL__GEN_BOTH(sl__k_##name##_avx512, SL__T512, 2, 1, 64, 64, sl__b_##name##_avx512,         \
+                 SL__ENV_NONE)
+SL__F8_BYTE_KERNELS(SL__AVX512_F8B)
+#  undef SL__AVX512_F8B
+#  define SL__AVX512_F8F32(name, bf)                                                           \
+    SL__INLINE SL__T512 void sl__b_##name##_avx512(unsigned char *d, const unsigned char *s,   \
+                                                   int nt) {                                   \
+        __m512i lo, hi, w0, w1, z = _mm512_setzero_si512();                                    \
+        bf(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14,  \
+                                                      3, 7, 11, 15), sl__ld512(s)), &lo, &hi); \
+        w0 = _mm512_unpacklo_epi8(lo, hi);                                                     \
+        w1 = _mm512_unpackhi_epi8(lo, hi);                                                     \
+        sl__st512(d, _mm512_unpacklo_epi16(z, w0), nt);                                        \
+        sl__st512(d + 64, _mm512_unpackhi_epi16(z, w0), nt);                                   \
+        sl__st512(d + 128, _mm512_unpacklo_epi16(z, w1), nt);                                  \
+        sl__st512(d + 192, _mm512_unpackhi_epi16(z, w1), nt);                                  \
+    }                                                                                          \
+    SL__GEN_BOTH(sl__k_##name##_avx512, SL__T512, 4, 1, 64, 64, sl__b_##name##_avx512,         \
+                 SL__ENV_NONE)
+SL__AVX512_F8F32(e4m3_f32, sl__avx512_e4m3_bf16)
+SL__AVX512_F8F32(e5m2_f32, sl__avx512_e5m2_bf16)
+#  undef SL__AVX512_F8F32
 SL__INLINE SL__T512 void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     __m256 a = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)s), SL__RNE);
@@ -3823,7 +3837,6 @@ SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__T512, 2, 4, 32, 64, sl__b_f32_bf16_avx51
 SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__T512, 4, 2, 16, 64, sl__b_bf16_f32_avx512, SL__ENV_NONE)
 SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__T512, 2, 2, 32, 64, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__T512, 2, 2, 32, 64, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
-SL__F8_KERNELS(avx512, SL__T512, 32, 64)
 SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__T512, 4, 8, 16, 64, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__T512, 8, 4, 16, 64, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
 SL__COPY_NT(avx512, SL__T512, 64, sl__b_copy_avx512)
@@ -3836,25 +3849,14 @@ SL__COPY_NT(avx512, SL__T512, 64, sl__b_copy_avx512)
    constant expressions (test_cast checks every byte against the scalar reference). The
    avx512 and avx512bf16 paths use them when the CPU has VBMI (Ice Lake, Zen 4 and later). ---- */
 #  define SL__TVBMI SL__TARGET("avx,avx2,f16c,avx512f,avx512bw,avx512vbmi")
-/* magnitude m = 0..127 -> result bits; subnormal FP8 values are normal in f16 and bf16 */
-#  define SL__V_E4M3_F16(m)                                                                     \
-    ((m) == 127 ? 0x7E00 : (m) >= 8 ? ((m) << 7) + (8 << 10)                                     \
-     : (m) < 2 ? (m) * 0x1800 : (m) < 4 ? 0x1C00 + ((m) & 1) * 0x200 : 0x2000 + ((m) & 3) * 0x100)
-#  define SL__V_E4M3_BF16(m)                                                                    \
-    ((m) == 127 ? 0x7FC0 : (m) >= 8 ? ((m) << 4) + (120 << 7)                                    \
-     : (m) < 2 ? (m) * 0x3B00 : (m) < 4 ? 0x3B80 + ((m) & 1) * 0x40 : 0x3C00 + ((m) & 3) * 0x20)
-#  define SL__V_E5M2_F16(m) (((m) << 8) | ((m) > 0x7C ? 0x200 : 0))
-#  define SL__V_E5M2_BF16(m)                                                                    \
-    ((m) > 0x7C ? (((m) << 5) + (224 << 7)) | 0x40 : (m) == 0x7C ? 0x7F80                        \
-     : (m) >= 4 ? ((m) << 5) + (112 << 7) : (m) < 2 ? (m) * 0x3780 : 0x3800 + ((m) & 1) * 0x40)
 #  define SL__VLO(V, m) (unsigned char)(V(m) & 0xFF)
 #  define SL__VHI(V, m) (unsigned char)(V(m) >> 8)
 #  define SL__V8(B, V, m) B(V, (m)), B(V, (m) + 1), B(V, (m) + 2), B(V, (m) + 3), B(V, (m) + 4), \
     B(V, (m) + 5), B(V, (m) + 6), B(V, (m) + 7)
-#  define SL__V64(B, V, m) SL__V8(B, V, (m)), SL__V8(B, V, (m) + 8), SL__V8(B, V, (m) + 16),    \
-    SL__V8(B, V, (m) + 24), SL__V8(B, V, (m) + 32), SL__V8(B, V, (m) + 40),                      \
+#  define SL__V64(B, V, m) SL__V8(B, V, (m)), SL__V8(B, V, (m) + 8), SL__V8(B, V, (m) + 16),   \
+    SL__V8(B, V, (m) + 24), SL__V8(B, V, (m) + 32), SL__V8(B, V, (m) + 40),                    \
     SL__V8(B, V, (m) + 48), SL__V8(B, V, (m) + 56)
-#  define SL__VTAB(V) { { SL__V64(SL__VLO, V, 0) }, { SL__V64(SL__VLO, V, 64) },                 \
+#  define SL__VTAB(V) { { SL__V64(SL__VLO, V, 0) }, { SL__V64(SL__VLO, V, 64) },               \
                         { SL__V64(SL__VHI, V, 0) }, { SL__V64(SL__VHI, V, 64) } }
 /* [direction][low bytes 0..63, 64..127, high bytes 0..63, 64..127] */
 static const unsigned char sl__f8tab[4][4][64] = {
@@ -3877,7 +3879,7 @@ SL__INLINE SL__TVBMI void sl__vbmi_f8(unsigned char *d, const unsigned char *s, 
     sl__st512(d, _mm512_unpacklo_epi8(lo, hi), nt);
     sl__st512(d + 64, _mm512_unpackhi_epi8(lo, hi), nt);
 }
-#  define SL__VBMI_KERNEL(name, t)                                                              \
+#  define SL__VBMI_KERNEL(name, t)                                                             \
     SL__INLINE SL__TVBMI void sl__b_##name##_vbmi(unsigned char *d, const unsigned char *s,    \
                                                   int nt) {                                    \
         sl__vbmi_f8(d, s, nt, t);                                                              \
