@@ -306,7 +306,7 @@ typedef enum safeload_simd {
     SAFELOAD_SIMD_SCALAR,
     SAFELOAD_SIMD_SSE2,
     SAFELOAD_SIMD_AVX2,         /* AVX2 + F16C */
-    SAFELOAD_SIMD_AVX512,       /* AVX-512 F + BW */
+    SAFELOAD_SIMD_AVX512,       /* AVX-512 F + BW (FP8 by vpermi2b tables where VBMI is there) */
     SAFELOAD_SIMD_AVX512BF16,   /* AVX-512 + AVX512_BF16 (with the subnormal fix-up) */
     SAFELOAD_SIMD_NEON,
     SAFELOAD_SIMD_COUNT
@@ -3259,14 +3259,29 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
         ENV##_LEAVE;                                                                           \
     }
 
+/* The NT loop starts at a 64-byte boundary (the head goes through NAME##_run) and writes whole
+   64-byte lines per iteration (U blocks): a line filled by one burst of streaming stores leaves
+   the write-combining buffer at once; at 512 MiB that is worth about 10 % on AVX2. */
+#define SL__NT_U(N, DSZ) ((N) * (DSZ) >= 64 ? 1 : 64 / ((N) * (DSZ)))
 #define SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)                                        \
     static SL__NOINLINE TGT void NAME##_run_nt(unsigned char *d, const unsigned char *s,      \
                                                size_t n) {                                     \
-        size_t i = 0, mis = (size_t)((uintptr_t)d & ((VB) - 1));                               \
+        const size_t U = SL__NT_U(N, DSZ), B = (N) * (DSZ), A = (N) * (SSZ);                   \
+        size_t i = 0, mis = (size_t)((uintptr_t)d & 63u);                                      \
         if (mis % (DSZ) == 0) {                                                                \
-            i = mis ? ((VB) - mis) / (DSZ) : 0;                                                \
+            i = mis ? (64u - mis) / (DSZ) : 0;                                                 \
             if (i > n) i = n;                                                                  \
             if (i) NAME##_run(d, s, i);                                                        \
+            for (; i + (N) * U <= n; i += (N) * U) {                                           \
+                unsigned char *dd = d + i * (DSZ);                                             \
+                const unsigned char *ss = s + i * (SSZ);                                       \
+                BLK(dd, ss, 1);                                                                \
+                if (U > 1) BLK(dd + B, ss + A, 1);                                             \
+                if (U > 2) {                                                                   \
+                    BLK(dd + 2 * B, ss + 2 * A, 1);                                            \
+                    BLK(dd + 3 * B, ss + 3 * A, 1);                                            \
+                }                                                                              \
+            }                                                                                  \
             for (; i + (N) <= n; i += (N)) BLK(d + i * (DSZ), s + i * (SSZ), 1);               \
             _mm_sfence();                                                                      \
         }                                                                                      \
@@ -3482,19 +3497,22 @@ SL__INLINE __m128i sl__sse2_e5m2_bf16(__m128i x) {
     r = sl__sse2_sel(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7B)), inf, r);
     return _mm_or_si128(r, s);
 }
-SL__INLINE __m128i sl__sse2_e5m2_f16(__m128i x) {                 /* b << 8, NaNs quieted */
-    __m128i h = _mm_slli_epi16(x, 8);
-    __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)), _mm_set1_epi16(0x7C00));
-    return _mm_or_si128(h, _mm_and_si128(nan, _mm_set1_epi16(0x0200)));
-}
-/* 16 FP8 bytes (E5M2 when e5, else E4M3) to 16 f16 (out 0), bf16 (out 1) or f32 (out 2). */
+/* 16 FP8 bytes (E5M2 when e5, else E4M3) to 16 f16 (out 0), bf16 (out 1) or f32 (out 2).
+   E5M2 -> f16 is b << 8 with NaNs quieted: a byte interleave with zero low bytes. */
 SL__INLINE void sl__sse2_f8(unsigned char *d, const unsigned char *s, int nt, int e5, int out) {
     __m128i v = sl__ld128(s), z = _mm_setzero_si128(), h[2];
     int k;
+    if (e5 && out == 0) {
+        __m128i nan = _mm_cmpgt_epi8(_mm_and_si128(v, _mm_set1_epi8(0x7F)), _mm_set1_epi8(0x7C));
+        v = _mm_or_si128(v, _mm_and_si128(nan, _mm_set1_epi8(0x02)));
+        sl__st128(d, _mm_unpacklo_epi8(z, v), nt);
+        sl__st128(d + 16, _mm_unpackhi_epi8(z, v), nt);
+        return;
+    }
     h[0] = _mm_unpacklo_epi8(v, z);
     h[1] = _mm_unpackhi_epi8(v, z);
     for (k = 0; k < 2; k++) {
-        if (out == 0) h[k] = e5 ? sl__sse2_e5m2_f16(h[k]) : sl__sse2_e4m3_16(h[k], 0);
+        if (out == 0) h[k] = sl__sse2_e4m3_16(h[k], 0);
         else h[k] = e5 ? sl__sse2_e5m2_bf16(h[k]) : sl__sse2_e4m3_16(h[k], 1);
         if (out < 2) {
             sl__st128(d + 16 * k, h[k], nt);

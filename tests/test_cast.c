@@ -129,10 +129,10 @@ static void all_paths_vs_scalar(const char *what, safeload_dtype dt, safeload_dt
     for (p = 0; p < g_npaths; p++) {
         for (t = 0; t < 3; t++) {
             for (k = 0; k < sizeof offs / sizeof offs[0]; k++) {
-                char label[96];
+                char label[160];
                 if (offs[k] % dz) continue;
                 memset(got, 0xCD, n * dz + 64);
-                snprintf(label, sizeof label, "%s [%s nt=%d dst+%zu]", what,
+                snprintf(label, sizeof label, "%.48s [%.31s nt=%d dst+%zu]", what,
                          g_name[p], nts[t], offs[k]);
                 CHECK(convp(got + offs[k], dt, src, st, n, p, nts[t]) == SAFELOAD_OK);
                 compare(label, d, src, want, got + offs[k], n);
