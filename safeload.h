@@ -3652,9 +3652,14 @@ SL__INLINE SL__T256 void sl__b_f32_bf16_avx2(unsigned char *d, const unsigned ch
 SL__INLINE SL__T256 void sl__b_bf16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16), nt);
 }
+/* As f32->bf16: the NaN test on the 16 f16 inputs, the blend only for a block with a NaN. */
 SL__INLINE SL__T256 void sl__b_f16_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(sl__avx2_f16_f32(sl__ld128(s))),
-                                  sl__avx2_bf16hi(sl__avx2_f16_f32(sl__ld128(s + 16)))), nt);
+    __m256i a = sl__avx2_f16_f32(sl__ld128(s)), b = sl__avx2_f16_f32(sl__ld128(s + 16));
+    __m256i h = _mm256_and_si256(sl__ld256(s), _mm256_set1_epi16(0x7FFF));
+    if (SL__UNLIKELY(_mm256_movemask_epi8(_mm256_cmpgt_epi16(h, _mm256_set1_epi16(0x7C00))) != 0))
+        sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(a), sl__avx2_bf16hi(b)), nt);
+    else
+        sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16rne(a), sl__avx2_bf16rne(b)), nt);
 }
 SL__INLINE SL__T256 void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m256i lo = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16);
