@@ -3666,60 +3666,69 @@ SL__INLINE SL__T256 void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned ch
     __m256i hi = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s + 16)), 16);
     sl__st256(d, sl__avx2_join(sl__avx2_f32_f16(lo), sl__avx2_f32_f16(hi)), nt);
 }
-/* FP8 -> f16/bf16/f32 in the byte domain (see SL__F8_BYTE_KERNELS): 32 elements in about 16
-   instructions. The unpacks work inside 128-bit lanes, so the input is first shuffled to where
-   they need it for an in-order result: qwords for 16-bit results, dwords for f32 (= bf16 << 16,
-   two unpack steps). */
+/* FP8 -> f16/bf16/f32 in the byte domain (see SL__F8_BYTE_KERNELS), written once for W = 256
+   (AVX2: 32 elements in about 16 instructions) and W = 512 (AVX-512 without VBMI: 64 in about
+   14). The unpacks work inside 128-bit lanes, so the input is first shuffled to where they need
+   it for an in-order result (sl__f8q_W: qwords, for 16-bit results; sl__f8d_W: dwords, for f32
+   = bf16 << 16 in two unpack steps). sl__f8bc_W broadcasts a 16-byte table to every lane. */
 #  define SL__B8X(v) _mm256_set1_epi8((char)(v))
-#  define SL__AVX2_F8B(name, SLOTS, K1, K2, V, A, ML, B, MH, BASE)                             \
-    SL__INLINE SL__T256 void sl__avx2_##name(__m256i x, __m256i *lo, __m256i *hi) {            \
-        __m256i cl = _mm256_broadcastsi128_si256(                                              \
-            _mm_setr_epi8(SLOTS(SL__F8CL, SL__F8CL_N, V, A, ML, B, MH, BASE)));                \
-        __m256i ch = _mm256_broadcastsi128_si256(                                              \
-            _mm_setr_epi8(SLOTS(SL__F8CH, SL__F8CH_N, V, A, ML, B, MH, BASE)));                \
-        __m256i i = _mm256_min_epu8(                                                           \
-            _mm256_and_si256(_mm256_add_epi8(x, SL__B8X(K1)), SL__B8X(0x7F)), SL__B8X(K2));    \
-        *lo = _mm256_add_epi8(_mm256_and_si256(_mm256_slli_epi16(x, A), SL__B8X(ML)),          \
-                              _mm256_shuffle_epi8(cl, i));                                     \
-        *hi = _mm256_add_epi8(_mm256_and_si256(_mm256_srli_epi16(x, B), SL__B8X(MH)),          \
-                              _mm256_shuffle_epi8(ch, i));                                     \
-        *hi = _mm256_or_si256(*hi, _mm256_and_si256(x, SL__B8X(0x80)));                        \
+SL__INLINE SL__T256 __m256i sl__f8q_256(__m256i x) { return _mm256_permute4x64_epi64(x, 0xD8); }
+SL__INLINE SL__T256 __m256i sl__f8d_256(__m256i x) {
+    return _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+}
+SL__INLINE SL__T256 __m256i sl__f8bc_256(__m128i t) { return _mm256_broadcastsi128_si256(t); }
+#  define SL__F8B(W, P, TGT, name, SLOTS, K1, K2, V, A, ML, B, MH, BASE)                       \
+    SL__INLINE TGT void sl__##P##_##name(__m##W##i x, __m##W##i *lo, __m##W##i *hi) {           \
+        __m##W##i cl = sl__f8bc_##W(_mm_setr_epi8(SLOTS(SL__F8CL, SL__F8CL_N, V, A, ML, B, MH,  \
+                                                        BASE)));                               \
+        __m##W##i ch = sl__f8bc_##W(_mm_setr_epi8(SLOTS(SL__F8CH, SL__F8CH_N, V, A, ML, B, MH,  \
+                                                        BASE)));                               \
+        __m##W##i i = _mm##W##_min_epu8(_mm##W##_and_si##W(                                    \
+            _mm##W##_add_epi8(x, _mm##W##_set1_epi8(K1)), _mm##W##_set1_epi8(0x7F)),           \
+            _mm##W##_set1_epi8(K2));                                                           \
+        *lo = _mm##W##_add_epi8(_mm##W##_and_si##W(_mm##W##_slli_epi16(x, A),                  \
+                                                   _mm##W##_set1_epi8((char)(ML))),            \
+                                _mm##W##_shuffle_epi8(cl, i));                                 \
+        *hi = _mm##W##_add_epi8(_mm##W##_and_si##W(_mm##W##_srli_epi16(x, B),                  \
+                                                   _mm##W##_set1_epi8(MH)),                    \
+                                _mm##W##_shuffle_epi8(ch, i));                                 \
+        *hi = _mm##W##_or_si##W(*hi, _mm##W##_and_si##W(x, _mm##W##_set1_epi8((char)0x80)));  \
     }                                                                                          \
-    SL__INLINE SL__T256 void sl__b_##name##_avx2(unsigned char *d, const unsigned char *s,     \
-                                                 int nt) {                                     \
-        __m256i lo, hi;                                                                        \
-        sl__avx2_##name(_mm256_permute4x64_epi64(sl__ld256(s), 0xD8), &lo, &hi);               \
-        sl__st256(d, _mm256_unpacklo_epi8(lo, hi), nt);                                        \
-        sl__st256(d + 32, _mm256_unpackhi_epi8(lo, hi), nt);                                   \
+    SL__INLINE TGT void sl__b_##name##_##P(unsigned char *d, const unsigned char *s, int nt) { \
+        __m##W##i lo, hi;                                                                      \
+        sl__##P##_##name(sl__f8q_##W(sl__ld##W(s)), &lo, &hi);                                 \
+        sl__st##W(d, _mm##W##_unpacklo_epi8(lo, hi), nt);                                      \
+        sl__st##W(d + (W) / 8, _mm##W##_unpackhi_epi8(lo, hi), nt);                            \
     }                                                                                          \
-    SL__GEN_BOTH(sl__k_##name##_avx2, SL__T256, 2, 1, 32, 32, sl__b_##name##_avx2, SL__ENV_NONE)
-SL__F8_BYTE_KERNELS(SL__AVX2_F8B)
-#  undef SL__AVX2_F8B
+    SL__GEN_BOTH(sl__k_##name##_##P, TGT, 2, 1, (W) / 8, (W) / 8, sl__b_##name##_##P,           \
+                 SL__ENV_NONE)
+/* f32 = the bf16 bytes with two zero bytes below */
+#  define SL__F8F32(W, P, TGT, name, bf)                                                        \
+    SL__INLINE TGT void sl__b_##name##_##P(unsigned char *d, const unsigned char *s, int nt) { \
+        __m##W##i lo, hi, w0, w1, z = _mm##W##_setzero_si##W();                                \
+        sl__##P##_##bf(sl__f8d_##W(sl__ld##W(s)), &lo, &hi);                                   \
+        w0 = _mm##W##_unpacklo_epi8(lo, hi);                                                   \
+        w1 = _mm##W##_unpackhi_epi8(lo, hi);                                                   \
+        sl__st##W(d, _mm##W##_unpacklo_epi16(z, w0), nt);                                      \
+        sl__st##W(d + (W) / 8, _mm##W##_unpackhi_epi16(z, w0), nt);                            \
+        sl__st##W(d + (W) / 4, _mm##W##_unpacklo_epi16(z, w1), nt);                            \
+        sl__st##W(d + 3 * (W) / 8, _mm##W##_unpackhi_epi16(z, w1), nt);                        \
+    }                                                                                          \
+    SL__GEN_BOTH(sl__k_##name##_##P, TGT, 4, 1, (W) / 8, (W) / 8, sl__b_##name##_##P,           \
+                 SL__ENV_NONE)
+#  define SL__F8B_AVX2(...) SL__F8B(256, avx2, SL__T256, __VA_ARGS__)
+SL__F8_BYTE_KERNELS(SL__F8B_AVX2)
+SL__F8F32(256, avx2, SL__T256, e4m3_f32, e4m3_bf16)
+SL__F8F32(256, avx2, SL__T256, e5m2_f32, e5m2_bf16)
+#  undef SL__F8B_AVX2
 SL__INLINE SL__T256 void sl__b_e5m2_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    __m256i x = _mm256_permute4x64_epi64(sl__ld256(s), 0xD8), z = _mm256_setzero_si256();
+    __m256i x = sl__f8q_256(sl__ld256(s)), z = _mm256_setzero_si256();
     __m256i nan = _mm256_cmpgt_epi8(_mm256_and_si256(x, SL__B8X(0x7F)), SL__B8X(0x7C));
     x = _mm256_or_si256(x, _mm256_and_si256(nan, SL__B8X(0x02)));
     sl__st256(d, _mm256_unpacklo_epi8(z, x), nt);
     sl__st256(d + 32, _mm256_unpackhi_epi8(z, x), nt);
 }
 SL__GEN_BOTH(sl__k_e5m2_f16_avx2, SL__T256, 2, 1, 32, 32, sl__b_e5m2_f16_avx2, SL__ENV_NONE)
-#  define SL__AVX2_F8F32(name, bf)                                                             \
-    SL__INLINE SL__T256 void sl__b_##name##_avx2(unsigned char *d, const unsigned char *s,     \
-                                                 int nt) {                                     \
-        __m256i lo, hi, w0, w1, z = _mm256_setzero_si256();                                    \
-        bf(_mm256_permutevar8x32_epi32(sl__ld256(s), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)), \
-           &lo, &hi);                                                                          \
-        w0 = _mm256_unpacklo_epi8(lo, hi);                                                     \
-        w1 = _mm256_unpackhi_epi8(lo, hi);                                                     \
-        sl__st256(d, _mm256_unpacklo_epi16(z, w0), nt);                                        \
-        sl__st256(d + 32, _mm256_unpackhi_epi16(z, w0), nt);                                   \
-        sl__st256(d + 64, _mm256_unpacklo_epi16(z, w1), nt);                                   \
-        sl__st256(d + 96, _mm256_unpackhi_epi16(z, w1), nt);                                   \
-    }                                                                                          \
-    SL__GEN_BOTH(sl__k_##name##_avx2, SL__T256, 4, 1, 32, 32, sl__b_##name##_avx2, SL__ENV_NONE)
-SL__AVX2_F8F32(e4m3_f32, sl__avx2_e4m3_bf16)
-SL__AVX2_F8F32(e5m2_f32, sl__avx2_e5m2_bf16)
-#  undef SL__AVX2_F8F32
 SL__INLINE SL__T256 void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)(s + 32)));
@@ -3821,38 +3830,24 @@ SL__INLINE SL__T512 void sl__b_bf16_f16_avx512(unsigned char *d, const unsigned 
                                  sl__avx512_f32_f16(sl__avx512_bf16_f32(sl__ld256(s + 32)))),
               nt);
 }
-/* FP8 -> f16/bf16/f32 in the byte domain, as SL__AVX2_F8B: 64 elements in about 14
-   instructions. The VBMI tables of 4f need 6, but not every AVX-512 CPU has VBMI. */
+/* FP8 -> f16/bf16/f32 in the byte domain: SL__F8B and SL__F8F32 of 4d at W = 512. */
 #  define SL__B8Z(v) _mm512_set1_epi8((char)(v))
-#  define SL__AVX512_F8B(name, SLOTS, K1, K2, V, A, ML, B, MH, BASE)                           \
-    SL__INLINE SL__T512 void sl__avx512_##name(__m512i x, __m512i *lo, __m512i *hi) {          \
-        __m512i cl = _mm512_broadcast_i32x4(                                                   \
-            _mm_setr_epi8(SLOTS(SL__F8CL, SL__F8CL_N, V, A, ML, B, MH, BASE)));                \
-        __m512i ch = _mm512_broadcast_i32x4(                                                   \
-            _mm_setr_epi8(SLOTS(SL__F8CH, SL__F8CH_N, V, A, ML, B, MH, BASE)));                \
-        __m512i i = _mm512_min_epu8(                                                           \
-            _mm512_and_si512(_mm512_add_epi8(x, SL__B8Z(K1)), SL__B8Z(0x7F)), SL__B8Z(K2));    \
-        *lo = _mm512_add_epi8(_mm512_and_si512(_mm512_slli_epi16(x, A), SL__B8Z(ML)),          \
-                              _mm512_shuffle_epi8(cl, i));                                     \
-        *hi = _mm512_add_epi8(_mm512_and_si512(_mm512_srli_epi16(x, B), SL__B8Z(MH)),          \
-                              _mm512_shuffle_epi8(ch, i));                                     \
-        *hi = _mm512_ternarylogic_epi32(*hi, x, SL__B8Z(0x80), 0xF8);  /* hi | x & 0x80 */     \
-    }                                                                                          \
-    SL__INLINE SL__T512 void sl__b_##name##_avx512(unsigned char *d, const unsigned char *s,   \
-                                                   int nt) {                                   \
-        __m512i lo, hi;                                                                        \
-        sl__avx512_##name(_mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7),  \
-                                                   sl__ld512(s)), &lo, &hi);                   \
-        sl__st512(d, _mm512_unpacklo_epi8(lo, hi), nt);                                        \
-        sl__st512(d + 64, _mm512_unpackhi_epi8(lo, hi), nt);                                   \
-    }                                                                                          \
-    SL__GEN_BOTH(sl__k_##name##_avx512, SL__T512, 2, 1, 64, 64, sl__b_##name##_avx512,         \
-                 SL__ENV_NONE)
-SL__F8_BYTE_KERNELS(SL__AVX512_F8B)
-#  undef SL__AVX512_F8B
+SL__INLINE SL__T512 __m512i sl__f8q_512(__m512i x) {
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7), x);
+}
+SL__INLINE SL__T512 __m512i sl__f8d_512(__m512i x) {
+    return _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), x);
+}
+SL__INLINE SL__T512 __m512i sl__f8bc_512(__m128i t) { return _mm512_broadcast_i32x4(t); }
+#  define SL__F8B_AVX512(...) SL__F8B(512, avx512, SL__T512, __VA_ARGS__)
+SL__F8_BYTE_KERNELS(SL__F8B_AVX512)
+SL__F8F32(512, avx512, SL__T512, e4m3_f32, e4m3_bf16)
+SL__F8F32(512, avx512, SL__T512, e5m2_f32, e5m2_bf16)
+#  undef SL__F8B_AVX512
 SL__INLINE SL__T512 void sl__b_e5m2_f16_avx512(unsigned char *d, const unsigned char *s,
                                                      int nt) {
-    __m512i x = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7), sl__ld512(s));
+    __m512i x = sl__f8q_512(sl__ld512(s));
     __mmask64 nan = _mm512_cmpgt_epu8_mask(_mm512_and_si512(x, SL__B8Z(0x7F)), SL__B8Z(0x7C));
     __m512i z = _mm512_setzero_si512();
     x = _mm512_or_si512(x, _mm512_maskz_mov_epi8(nan, SL__B8Z(0x02)));
@@ -3860,24 +3855,6 @@ SL__INLINE SL__T512 void sl__b_e5m2_f16_avx512(unsigned char *d, const unsigned 
     sl__st512(d + 64, _mm512_unpackhi_epi8(z, x), nt);
 }
 SL__GEN_BOTH(sl__k_e5m2_f16_avx512, SL__T512, 2, 1, 64, 64, sl__b_e5m2_f16_avx512, SL__ENV_NONE)
-#  define SL__AVX512_F8F32(name, bf)                                                           \
-    SL__INLINE SL__T512 void sl__b_##name##_avx512(unsigned char *d, const unsigned char *s,   \
-                                                   int nt) {                                   \
-        __m512i lo, hi, w0, w1, z = _mm512_setzero_si512();                                    \
-        bf(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14,  \
-                                                      3, 7, 11, 15), sl__ld512(s)), &lo, &hi); \
-        w0 = _mm512_unpacklo_epi8(lo, hi);                                                     \
-        w1 = _mm512_unpackhi_epi8(lo, hi);                                                     \
-        sl__st512(d, _mm512_unpacklo_epi16(z, w0), nt);                                        \
-        sl__st512(d + 64, _mm512_unpackhi_epi16(z, w0), nt);                                   \
-        sl__st512(d + 128, _mm512_unpacklo_epi16(z, w1), nt);                                  \
-        sl__st512(d + 192, _mm512_unpackhi_epi16(z, w1), nt);                                  \
-    }                                                                                          \
-    SL__GEN_BOTH(sl__k_##name##_avx512, SL__T512, 4, 1, 64, 64, sl__b_##name##_avx512,         \
-                 SL__ENV_NONE)
-SL__AVX512_F8F32(e4m3_f32, sl__avx512_e4m3_bf16)
-SL__AVX512_F8F32(e5m2_f32, sl__avx512_e5m2_bf16)
-#  undef SL__AVX512_F8F32
 SL__INLINE SL__T512 void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     __m256 a = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)s), SL__RNE);
