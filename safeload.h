@@ -3436,12 +3436,16 @@ SL__INLINE __m128i sl__sse2_f16_f32(__m128i h) {
     f = _mm_or_si128(f, _mm_and_si128(_mm_cmpgt_epi32(em, SL__X4(0x7C00)), SL__X4(0x400000)));
     return _mm_or_si128(f, s);
 }
-/* f32 bits -> RNE'd bits whose high half is the bf16. */
+/* f32 bits -> RNE'd bits whose high half is the bf16: rne for non-NaN x, hi for any x. */
+SL__INLINE __m128i sl__sse2_bf16rne(__m128i x) {
+    return _mm_add_epi32(_mm_add_epi32(x, SL__X4(0x7FFF)),
+                         _mm_and_si128(_mm_srli_epi32(x, 16), SL__X4(1)));
+}
+SL__INLINE __m128i sl__sse2_isnan(__m128i x) {
+    return _mm_cmpgt_epi32(_mm_and_si128(x, SL__X4(0x7FFFFFFF)), SL__X4(0x7F800000));
+}
 SL__INLINE __m128i sl__sse2_bf16hi(__m128i x) {
-    __m128i lsb = _mm_and_si128(_mm_srli_epi32(x, 16), SL__X4(1));
-    __m128i r = _mm_add_epi32(_mm_add_epi32(x, SL__X4(0x7FFF)), lsb);
-    __m128i nan = _mm_cmpgt_epi32(_mm_and_si128(x, SL__X4(0x7FFFFFFF)), SL__X4(0x7F800000));
-    return sl__sse2_sel(nan, _mm_or_si128(x, SL__X4(0x400000)), r);
+    return sl__sse2_sel(sl__sse2_isnan(x), _mm_or_si128(x, SL__X4(0x400000)), sl__sse2_bf16rne(x));
 }
 SL__INLINE __m128i sl__sse2_pack_hi(__m128i a, __m128i b) {      /* high halves, in order */
     return _mm_packs_epi32(_mm_srai_epi32(a, 16), _mm_srai_epi32(b, 16));
@@ -3533,16 +3537,9 @@ SL__INLINE void sl__b_f16_f32_sse2(unsigned char *d, const unsigned char *s, int
     sl__st128(d, sl__sse2_f16_f32(sl__sse2_lo32(sl__ld64x(s))), nt);
 }
 /* As sl__b_f32_bf16_avx2: one NaN test per block, the select only for a block with a NaN. */
-SL__INLINE __m128i sl__sse2_bf16rne(__m128i x) {
-    return _mm_add_epi32(_mm_add_epi32(x, SL__X4(0x7FFF)),
-                         _mm_and_si128(_mm_srli_epi32(x, 16), SL__X4(1)));
-}
 SL__INLINE void sl__b_f32_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i a = sl__ld128(s), b = sl__ld128(s + 16), abs = SL__X4(0x7FFFFFFF);
-    __m128i inf = SL__X4(0x7F800000);
-    __m128i nan = _mm_or_si128(_mm_cmpgt_epi32(_mm_and_si128(a, abs), inf),
-                               _mm_cmpgt_epi32(_mm_and_si128(b, abs), inf));
-    if (SL__UNLIKELY(_mm_movemask_epi8(nan) != 0))
+    __m128i a = sl__ld128(s), b = sl__ld128(s + 16);
+    if (SL__UNLIKELY(_mm_movemask_epi8(_mm_or_si128(sl__sse2_isnan(a), sl__sse2_isnan(b))) != 0))
         sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(a), sl__sse2_bf16hi(b)), nt);
     else
         sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16rne(a), sl__sse2_bf16rne(b)), nt);
@@ -3616,12 +3613,18 @@ SL__INLINE SL__T256 __m128i sl__avx2_f32_f16(__m256i x) {
 SL__INLINE SL__T256 __m256i sl__avx2_f16_f32(__m128i h) {
     return _mm256_castps_si256(_mm256_cvtph_ps(h));
 }
+/* As sl__sse2_bf16rne/bf16hi. Rounding alone is 4 instructions per 8 lanes and NaN handling 4
+   more (blendv is 2 on Intel); at memory speed the count still shows, so the blocks below test
+   for NaN once per 16 lanes and run the blend only for a block that holds one (real weights
+   have none): sl__avx2_bf16x2. */
+SL__INLINE SL__T256 __m256i sl__avx2_bf16rne(__m256i x) {
+    return _mm256_add_epi32(_mm256_add_epi32(x, SL__X8(0x7FFF)),
+                            _mm256_and_si256(_mm256_srli_epi32(x, 16), SL__X8(1)));
+}
 SL__INLINE SL__T256 __m256i sl__avx2_bf16hi(__m256i x) {
-    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), SL__X8(1));
-    __m256i r = _mm256_add_epi32(_mm256_add_epi32(x, SL__X8(0x7FFF)), lsb);
     __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, SL__X8(0x7FFFFFFF)),
                                      SL__X8(0x7F800000));
-    return _mm256_blendv_epi8(r, _mm256_or_si256(x, SL__X8(0x400000)), nan);
+    return _mm256_blendv_epi8(sl__avx2_bf16rne(x), _mm256_or_si256(x, SL__X8(0x400000)), nan);
 }
 SL__INLINE SL__T256 __m256i sl__avx2_pack_hi(__m256i a, __m256i b) {
     return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(a, 16),
@@ -3634,32 +3637,26 @@ SL__INLINE SL__T256 void sl__b_f32_f16_avx2(unsigned char *d, const unsigned cha
 SL__INLINE SL__T256 void sl__b_f16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, sl__avx2_f16_f32(sl__ld128(s)), nt);
 }
-/* Rounding alone is 4 instructions per 8 lanes, NaN handling 4 more (blendv is 2 on Intel), and
-   at memory speed the instruction count still shows. So the NaN test is made once per 16 lanes
-   and the blend only runs for a block that holds a NaN (real weights have none). */
-SL__INLINE SL__T256 __m256i sl__avx2_bf16rne(__m256i x) {
-    return _mm256_add_epi32(_mm256_add_epi32(x, SL__X8(0x7FFF)),
-                            _mm256_and_si256(_mm256_srli_epi32(x, 16), SL__X8(1)));
+/* 16 f32 (a, b) -> 16 bf16; has_nan: whether any input is a NaN */
+SL__INLINE SL__T256 __m256i sl__avx2_bf16x2(__m256i a, __m256i b, int has_nan) {
+    if (SL__UNLIKELY(has_nan)) return sl__avx2_pack_hi(sl__avx2_bf16hi(a), sl__avx2_bf16hi(b));
+    return sl__avx2_pack_hi(sl__avx2_bf16rne(a), sl__avx2_bf16rne(b));
 }
 SL__INLINE SL__T256 void sl__b_f32_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m256i a = sl__ld256(s), b = sl__ld256(s + 32), abs = SL__X8(0x7FFFFFFF);
     __m256i m = _mm256_max_epu32(_mm256_and_si256(a, abs), _mm256_and_si256(b, abs));
-    if (SL__UNLIKELY(_mm256_movemask_epi8(_mm256_cmpgt_epi32(m, SL__X8(0x7F800000))) != 0))
-        sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(a), sl__avx2_bf16hi(b)), nt);
-    else
-        sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16rne(a), sl__avx2_bf16rne(b)), nt);
+    int nan = _mm256_movemask_epi8(_mm256_cmpgt_epi32(m, SL__X8(0x7F800000))) != 0;
+    sl__st256(d, sl__avx2_bf16x2(a, b, nan), nt);
 }
 SL__INLINE SL__T256 void sl__b_bf16_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st256(d, _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16), nt);
 }
-/* As f32->bf16: the NaN test on the 16 f16 inputs, the blend only for a block with a NaN. */
 SL__INLINE SL__T256 void sl__b_f16_bf16_avx2(unsigned char *d, const unsigned char *s, int nt) {
-    __m256i a = sl__avx2_f16_f32(sl__ld128(s)), b = sl__avx2_f16_f32(sl__ld128(s + 16));
+    /* the NaN test on the f16 inputs: a NaN stays a NaN in f32 */
     __m256i h = _mm256_and_si256(sl__ld256(s), _mm256_set1_epi16(0x7FFF));
-    if (SL__UNLIKELY(_mm256_movemask_epi8(_mm256_cmpgt_epi16(h, _mm256_set1_epi16(0x7C00))) != 0))
-        sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16hi(a), sl__avx2_bf16hi(b)), nt);
-    else
-        sl__st256(d, sl__avx2_pack_hi(sl__avx2_bf16rne(a), sl__avx2_bf16rne(b)), nt);
+    int nan = _mm256_movemask_epi8(_mm256_cmpgt_epi16(h, _mm256_set1_epi16(0x7C00))) != 0;
+    sl__st256(d, sl__avx2_bf16x2(sl__avx2_f16_f32(sl__ld128(s)),
+                                 sl__avx2_f16_f32(sl__ld128(s + 16)), nan), nt);
 }
 SL__INLINE SL__T256 void sl__b_bf16_f16_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m256i lo = _mm256_slli_epi32(_mm256_cvtepu16_epi32(sl__ld128(s)), 16);
@@ -4184,16 +4181,6 @@ static int sl__cast_dir(safeload_dtype dst, safeload_dtype src) {
     }
 }
 
-/* Element size of the dtypes the casts handle (only called for supported pairs). */
-static size_t sl__cast_size(safeload_dtype t) {
-    switch (t) {
-    case SAFELOAD_F64: return 8;
-    case SAFELOAD_F32: return 4;
-    case SAFELOAD_F16: case SAFELOAD_BF16: return 2;
-    default: return 1;
-    }
-}
-
 /* Kernel tables, one row per direction: { regular stores, non-temporal stores }. Rows must
    follow the SL__C_* order. A path that adds nothing for a direction names a lower path's
    kernel (scalar and NEON have no NT variant). */
@@ -4331,8 +4318,8 @@ static safeload_result sl__convert_w(unsigned w, void *dst, safeload_dtype dst_d
     sl__cast_fn fn;
     if (sl__cast_dir(dst_dtype, src_dtype) < 0) return SAFELOAD_UNSUPPORTED_CONVERSION;
     if ((int)simd < 0 || simd >= SAFELOAD_SIMD_COUNT) return SAFELOAD_INVALID_ARGUMENT;
-    dsz = sl__cast_size(dst_dtype);
-    ssz = sl__cast_size(src_dtype);
+    dsz = safeload_dtype_size(dst_dtype);
+    ssz = safeload_dtype_size(src_dtype);
     if (count > (size_t)-1 / SL__MAX(dsz, ssz)) return SAFELOAD_OVERFLOW;
     if (nt == 0) nt = count * dsz >= SL__NT_MIN_BYTES ? 1 : -1;
     fn = sl__cast_resolve_w(w, dst_dtype, src_dtype, simd, nt > 0);

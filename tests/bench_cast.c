@@ -37,15 +37,6 @@ static const dir_t DIRS[] = {
 };
 #define NDIRS (sizeof DIRS / sizeof DIRS[0])
 
-static size_t tsize(safeload_dtype t) {
-    switch (t) {
-    case SAFELOAD_F64: return 8;
-    case SAFELOAD_F32: return 4;
-    case SAFELOAD_F16: case SAFELOAD_BF16: return 2;
-    default: return 1;
-    }
-}
-
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -162,19 +153,20 @@ int main(int argc, char **argv) {
         size_t in_bytes = sizes[si];
         int reps = reps_arg > 0 ? reps_arg : in_bytes >= ((size_t)128 << 20) ? 5 : 31;
         int nt_lo = ntmode == 3 ? 0 : ntmode, nt_hi = ntmode == 3 ? 1 : ntmode, nrows, r, k;
-        double *mc = (double *)malloc(sizeof(double) * (size_t)reps * NDIRS * 2 * SAFELOAD_SIMD_COUNT), mc_med;
+        double *mc = (double *)malloc(sizeof(double) * (size_t)reps * NDIRS * 4 * SAFELOAD_SIMD_COUNT), mc_med;
         double res_t[NDIRS][4 * SAFELOAD_SIMD_COUNT], res_r[NDIRS][4 * SAFELOAD_SIMD_COUNT];
         safeload_convert_desc res_cd[NDIRS][4 * SAFELOAD_SIMD_COUNT];
-        unsigned res_off[NDIRS][4 * SAFELOAD_SIMD_COUNT];
+        const char *res_sfx[NDIRS][4 * SAFELOAD_SIMD_COUNT];
         int res_n[NDIRS], nmc = 0;
         if (reps > 64) reps = 64;
         for (i = 0; i < (int)NDIRS; i++) {
             const dir_t *d = &DIRS[i];
-            size_t n = in_bytes / tsize(d->src);
+            size_t n = in_bytes / safeload_dtype_size(d->src);
             const unsigned char *s = d->src == SAFELOAD_F32 ? bufs[0] : d->src == SAFELOAD_F16 ? bufs[1]
                                    : d->src == SAFELOAD_BF16 ? bufs[2] : d->src == SAFELOAD_F64 ? bufs[3] : src;
             safeload_convert_desc cd[4 * SAFELOAD_SIMD_COUNT];
-            unsigned off[4 * SAFELOAD_SIMD_COUNT];
+            unsigned off[4 * SAFELOAD_SIMD_COUNT];     /* CPU features masked off */
+            const char *sfx[4 * SAFELOAD_SIMD_COUNT];  /* row name after the path's */
             double t[4 * SAFELOAD_SIMD_COUNT][64], q[4 * SAFELOAD_SIMD_COUNT][64];
             /* FP8 -> f16/bf16 on a VBMI CPU: the avx512 paths also without the VBMI tables */
             int f8 = (d->src == SAFELOAD_F8_E4M3 || d->src == SAFELOAD_F8_E5M2) && d->dst != SAFELOAD_F32 &&
@@ -187,12 +179,16 @@ int main(int argc, char **argv) {
                 int ntv;
                 for (ntv = nt_lo; ntv <= nt_hi; ntv++) {
                     if (paths[p] == SAFELOAD_SIMD_SCALAR && ntv != nt_lo) continue;
+                    int vbmi = f8 && (paths[p] == SAFELOAD_SIMD_AVX512 ||
+                                      paths[p] == SAFELOAD_SIMD_AVX512BF16);
                     cd[nrows].simd = paths[p];
+                    cd[nrows].nt_stores = ntv == 2 ? 0 : ntv ? 1 : -1;
                     off[nrows] = 0;
-                    cd[nrows++].nt_stores = ntv == 2 ? 0 : ntv ? 1 : -1;
-                    if (f8 && (paths[p] == SAFELOAD_SIMD_AVX512 || paths[p] == SAFELOAD_SIMD_AVX512BF16)) {
+                    sfx[nrows++] = vbmi ? "+vbmi" : "";
+                    if (vbmi) {
                         cd[nrows] = cd[nrows - 1];
-                        off[nrows++] = SL__CPU_VBMI;
+                        off[nrows] = SL__CPU_VBMI;
+                        sfx[nrows++] = "-novbmi";
                     }
                 }
             }
@@ -215,13 +211,13 @@ int main(int argc, char **argv) {
                     }
                     t[k][r] = now() - t0;
                     /* (in+out / t) / (2 in / tm) */
-                    q[k][r] = (double)(in_bytes + n * tsize(d->dst)) * tm / (2.0 * in_bytes * t[k][r]);
+                    q[k][r] = (double)(in_bytes + n * safeload_dtype_size(d->dst)) * tm / (2.0 * in_bytes * t[k][r]);
                 }
             }
             res_n[i] = nrows;
             for (k = 0; k < nrows; k++) {
                 res_cd[i][k] = cd[k];
-                res_off[i][k] = off[k];
+                res_sfx[i][k] = sfx[k];
                 res_t[i][k] = median(t[k], reps);
                 res_r[i][k] = median(q[k], reps);
             }
@@ -238,7 +234,7 @@ int main(int argc, char **argv) {
                2.0 * in_bytes / mc_med / 1e9);
         for (i = 0; i < (int)NDIRS; i++) {
             const dir_t *d = &DIRS[i];
-            size_t dsz = tsize(d->dst), n = in_bytes / tsize(d->src);
+            size_t dsz = safeload_dtype_size(d->dst), n = in_bytes / safeload_dtype_size(d->src);
             double t_scalar = 0;
             for (k = 0; k < res_n[i]; k++) {
                 const safeload_convert_desc *c = &res_cd[i][k];
@@ -248,14 +244,8 @@ int main(int argc, char **argv) {
                 int used_nt = !scalar && c->simd != SAFELOAD_SIMD_NEON &&
                               (c->nt_stores > 0 || (c->nt_stores == 0 && n * dsz >= ((size_t)8 << 20)));
                 if (scalar) t_scalar = tm;
-                char pname[40];
-                snprintf(pname, sizeof pname, "%s%s", safeload_simd_name(c->simd),
-                         res_off[i][k] ? "-novbmi"
-                         : (d->src == SAFELOAD_F8_E4M3 || d->src == SAFELOAD_F8_E5M2) && d->dst != SAFELOAD_F32 &&
-                         (c->simd == SAFELOAD_SIMD_AVX512 || c->simd == SAFELOAD_SIMD_AVX512BF16) &&
-                         (sl__cpu_word() & SL__CPU_VBMI) ? "+vbmi" : "");
-                printf("| %s | %s | %s | %.2f | %.2f | %.2f | %s%s | %.1f |\n", d->name,
-                       pname, used_nt ? "yes" : "no", in_bytes / tm / 1e9,
+                printf("| %s | %s%s | %s | %.2f | %.2f | %.2f | %s%s | %.1f |\n", d->name,
+                       safeload_simd_name(c->simd), res_sfx[i][k], used_nt ? "yes" : "no", in_bytes / tm / 1e9,
                        ior, ratio, scalar ? "" : d->rounds ? ">=0.6" : ">=0.9",
                        scalar ? "-" : ratio >= (d->rounds ? 0.6 : 0.9) ? " ok" : " MISS",
                        t_scalar > 0 ? t_scalar / tm : 0.0);

@@ -43,15 +43,6 @@ static const dir_t DIRS[] = {
 };
 #define NDIRS (sizeof DIRS / sizeof DIRS[0])
 
-static size_t tsize(safeload_dtype t) {
-    switch (t) {
-    case SAFELOAD_F64: return 8;
-    case SAFELOAD_F32: return 4;
-    case SAFELOAD_F16: case SAFELOAD_BF16: return 2;
-    default: return 1;
-    }
-}
-
 /* Paths under test, with CPU features masked off (g_off) to reach kernels this CPU would not
    pick: on a VBMI CPU the avx512 paths are run once with the FP8 tables and once without. */
 static safeload_simd g_paths[2 * SAFELOAD_SIMD_COUNT];
@@ -91,7 +82,7 @@ static uint64_t load_bits(const unsigned char *p, size_t sz) {
    its input. Returns the number of mismatches. */
 static size_t compare(const char *what, const dir_t *d, const void *src, const void *want,
                       const void *got, size_t n) {
-    size_t dz = tsize(d->dst), sz = tsize(d->src), i, bad = 0, first = 0;
+    size_t dz = safeload_dtype_size(d->dst), sz = safeload_dtype_size(d->src), i, bad = 0, first = 0;
     if (memcmp(want, got, n * dz) == 0) { tu_checks++; return 0; }
     for (i = 0; i < n; i++) {
         if (memcmp((const unsigned char *)want + i * dz, (const unsigned char *)got + i * dz, dz)) {
@@ -119,7 +110,7 @@ static const dir_t *find_dir(safeload_dtype dst, safeload_dtype src) {
 static void all_paths_vs_scalar(const char *what, safeload_dtype dt, safeload_dtype st,
                                 const void *src, size_t n) {
     const dir_t *d = find_dir(dt, st);
-    size_t dz = tsize(dt), k;
+    size_t dz = safeload_dtype_size(dt), k;
     unsigned char *want = (unsigned char *)malloc(n * dz + 64);
     unsigned char *got = (unsigned char *)malloc(n * dz + 64);
     static const size_t offs[] = { 0, 2, 6 };
@@ -517,7 +508,7 @@ static void test_lengths(void) {
     for (i = 0; i < sizeof src; i++) src[i] = (unsigned char)tu_rand64();
     for (di = 0; di < NDIRS; di++) {
         const dir_t *d = &DIRS[di];
-        size_t dz = tsize(d->dst), bad = 0;
+        size_t dz = safeload_dtype_size(d->dst), bad = 0;
         for (a = 0; a < sizeof soffs / sizeof soffs[0]; a++) {
             for (n = 0; n <= MAXN; n++) {
                 CHECK(conv(want, d->dst, src + soffs[a], d->src, n, SAFELOAD_SIMD_SCALAR, -1) == 0);

@@ -1681,20 +1681,6 @@ static void test_reader_misbehaving(void) {
     free(img);
 }
 /* ---- the reference files ----------------------------------------------------------------- */
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *fp = fopen(path, "rb");
-    unsigned char *p = NULL;
-    long len;
-    *n = 0;
-    if (!fp) return NULL;
-    if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
-        p = (unsigned char *)malloc((size_t)len + 1);
-        if (fread(p, 1, (size_t)len, fp) != (size_t)len) { free(p); p = NULL; }
-        else *n = (size_t)len;
-    }
-    fclose(fp);
-    return p;
-}
 
 typedef struct ref_tensor { char name[256]; char dtype[32]; char shape[256]; uint64_t b, e, fnv; } ref_tensor;
 
@@ -1705,7 +1691,7 @@ static void check_ref_file(const char *dir, const char *file, uint64_t data_fnv,
     unsigned char *img;
     int s;
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    img = slurp(path, &n);
+    img = tu_slurp(path, &n);
     CHECK_MSG(img != NULL, "cannot read %s", path);
     if (!img) return;
     for (s = 1; s <= 4; s <<= 1) {

@@ -361,24 +361,9 @@ static int64_t tl_read(void *user, uint64_t off, void *dst, size_t n) {
     return (int64_t)n;
 }
 
-static unsigned char *tl_slurp(const char *path, uint64_t *n) {
-    FILE *fp = fopen(path, "rb");
-    unsigned char *p;
-    long sz;
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    sz = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    p = (unsigned char *)malloc((size_t)sz + 1);
-    if (fread(p, 1, (size_t)sz, fp) != (size_t)sz) { free(p); p = NULL; }
-    fclose(fp);
-    *n = (uint64_t)sz;
-    return p;
-}
-
 static void test_sources(const tl_model *m, const char *path) {
-    uint64_t n;
-    unsigned char *img = tl_slurp(path, &n);
+    size_t n;
+    unsigned char *img = tu_slurp(path, &n);
     safeload_file *f;
     safeload_model *mod;
     safeload_loaded *l;
@@ -563,10 +548,10 @@ static void test_shards(const tl_model *m) {
         for (i = 0; i < l->count; i++) h = tu_fnv1a(l->tensors[i].data, l->tensors[i].nbytes, h);
         for (i = 0; i < 4; i++) {
             safeload_file *f = safeload_model_shard(mod, i);
-            uint64_t n;
+            size_t n;
             unsigned char *img;
             snprintf(p, sizeof p, "%s/%s", sub, names[i]);
-            img = tl_slurp(p, &n);
+            img = tu_slurp(p, &n);
             want = tu_fnv1a(img + safeload_data_offset(f), (size_t)safeload_data_size(f), want);
             free(img);
         }

@@ -588,24 +588,10 @@ static void test_header_limit(void) {
 }
 
 /* ---- saving files ------------------------------------------------------------------------- */
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *fp = fopen(path, "rb");
-    unsigned char *p = NULL;
-    long len;
-    *n = 0;
-    if (!fp) return NULL;
-    if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
-        p = (unsigned char *)malloc((size_t)len + 1);
-        if (fread(p, 1, (size_t)len, fp) != (size_t)len) { free(p); p = NULL; }
-        else *n = (size_t)len;
-    }
-    fclose(fp);
-    return p;
-}
 
 static int file_equals(const char *path, const void *p, size_t n) {
     size_t fn;
-    unsigned char *f = slurp(path, &fn);
+    unsigned char *f = tu_slurp(path, &fn);
     int eq = f && fn == n && memcmp(f, p, n) == 0;
     free(f);
     return eq;
@@ -706,7 +692,7 @@ static void reproduce(const char *dir, const char *file) {
     safeload_error err;
     void *out = NULL;
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    img = slurp(path, &n);
+    img = tu_slurp(path, &n);
     CHECK_MSG(img != NULL, "cannot read %s", path);
     if (!img) return;
     CHECK_MSG(safeload_open(&f, path, NULL, &err) == SAFELOAD_OK, "%s: %s", file, err.message);

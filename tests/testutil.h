@@ -51,6 +51,22 @@ TU_UNUSED static uint64_t tu_fnv1a(const void *data, size_t n, uint64_t h) {
 }
 #define TU_FNV_BASIS 0xcbf29ce484222325ULL
 
+/* A whole file into a fresh malloc'd buffer (one spare byte); NULL when it cannot be read. */
+TU_UNUSED static unsigned char *tu_slurp(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "rb");
+    unsigned char *p = NULL;
+    long len;
+    *n = 0;
+    if (!fp) return NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
+        p = (unsigned char *)malloc((size_t)len + 1);
+        if (p && fread(p, 1, (size_t)len, fp) != (size_t)len) { free(p); p = NULL; }
+        else if (p) *n = (size_t)len;
+    }
+    fclose(fp);
+    return p;
+}
+
 /* Deterministic PRNG (splitmix64) so tests never depend on time. */
 static uint64_t tu_rng_state = 0x9E3779B97F4A7C15ULL;
 TU_UNUSED static uint64_t tu_rand64(void) {
