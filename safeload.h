@@ -3261,13 +3261,26 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
 
 /* The NT loop starts at a 64-byte boundary (the head goes through NAME##_run) and writes whole
    64-byte lines per iteration (U blocks): a line filled by one burst of streaming stores leaves
-   the write-combining buffer at once; at 512 MiB that is worth about 10 % on AVX2. */
+   the write-combining buffer at once; at 512 MiB that is worth about 10 % on AVX2.
+   It also prefetches the source SL__PF_AHEAD bytes ahead, one prefetch per 64 bytes it reads,
+   never past the source's end. With streaming stores the hardware prefetchers alone leave the
+   input stream short: at 512 MiB this is worth 5-20 % on every kernel here (2-4 KiB ahead was
+   best; NTA hints were worse than T0). */
 #define SL__NT_U(N, DSZ) ((N) * (DSZ) >= 64 ? 1 : 64 / ((N) * (DSZ)))
+#define SL__PF_AHEAD 4096u
+#define SL__PF_SRC(ss, se, BYTES)                                                              \
+    do {                                                                                       \
+        size_t k_;                                                                             \
+        for (k_ = 0; k_ < (BYTES); k_ += 64)                                                   \
+            if ((size_t)((se) - (ss)) > SL__PF_AHEAD + k_)                                     \
+                _mm_prefetch((const char *)(ss) + SL__PF_AHEAD + k_, _MM_HINT_T0);             \
+    } while (0)
 #define SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)                                        \
     static SL__NOINLINE TGT void NAME##_run_nt(unsigned char *d, const unsigned char *s,      \
                                                size_t n) {                                     \
         const size_t U = SL__NT_U(N, DSZ), B = (N) * (DSZ), A = (N) * (SSZ);                   \
         size_t i = 0, mis = (size_t)((uintptr_t)d & 63u);                                      \
+        const unsigned char *se = s + n * (SSZ);                                               \
         if (mis % (DSZ) == 0) {                                                                \
             i = mis ? (64u - mis) / (DSZ) : 0;                                                 \
             if (i > n) i = n;                                                                  \
@@ -3275,6 +3288,7 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
             for (; i + (N) * U <= n; i += (N) * U) {                                           \
                 unsigned char *dd = d + i * (DSZ);                                             \
                 const unsigned char *ss = s + i * (SSZ);                                       \
+                SL__PF_SRC(ss, se, A * U);                                                     \
                 BLK(dd, ss, 1);                                                                \
                 if (U > 1) BLK(dd + B, ss + A, 1);                                             \
                 if (U > 2) {                                                                   \
