@@ -426,27 +426,41 @@ static void test_oracle(void) {
 /* ------------------------------------------------------------------------------------------
    SIMD paths vs scalar
    ------------------------------------------------------------------------------------------ */
+/* Every input once in order, then the same inputs shuffled: some kernels take a second form
+   for a block that holds a NaN, a zero or a subnormal, and only a shuffle puts those next to
+   ordinary values in every lane position. */
 static void test_16bit_inputs(const char *what) {
     uint16_t *in = (uint16_t *)malloc(65536 * 2);
-    size_t i;
+    size_t i, pass;
     for (i = 0; i < 65536; i++) in[i] = (uint16_t)i;
-    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F16, in, 65536);
-    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_BF16, in, 65536);
-    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F16, in, 65536);
-    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_BF16, in, 65536);
+    for (pass = 0; pass < 2; pass++) {
+        char w[96];
+        snprintf(w, sizeof w, "%s%s", what, pass ? " shuffled" : "");
+        for (i = 65535; pass && i > 0; i--) {
+            size_t j = (size_t)(tu_rand64() % (i + 1));
+            uint16_t t = in[i];
+            in[i] = in[j];
+            in[j] = t;
+        }
+        all_paths_vs_scalar(w, SAFELOAD_F32, SAFELOAD_F16, in, 65536);
+        all_paths_vs_scalar(w, SAFELOAD_F32, SAFELOAD_BF16, in, 65536);
+        all_paths_vs_scalar(w, SAFELOAD_BF16, SAFELOAD_F16, in, 65536);
+        all_paths_vs_scalar(w, SAFELOAD_F16, SAFELOAD_BF16, in, 65536);
+    }
     free(in);
 }
 
 static void test_f8(const char *what) {
-    unsigned char in[256];
+    unsigned char in[256 + 4096];
     int i;
     for (i = 0; i < 256; i++) in[i] = (unsigned char)i;
-    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F8_E4M3, in, 256);
-    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F8_E4M3, in, 256);
-    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F8_E4M3, in, 256);
-    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F8_E5M2, in, 256);
-    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F8_E5M2, in, 256);
-    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F8_E5M2, in, 256);
+    for (; i < (int)sizeof in; i++) in[i] = (unsigned char)tu_rand64();   /* mixed blocks */
+    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F8_E4M3, in, sizeof in);
+    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F8_E4M3, in, sizeof in);
+    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F8_E4M3, in, sizeof in);
+    all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F8_E5M2, in, sizeof in);
+    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F8_E5M2, in, sizeof in);
+    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F8_E5M2, in, sizeof in);
 }
 
 static uint32_t *g_f32set;
