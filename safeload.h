@@ -3413,10 +3413,10 @@ SL__INLINE __m128i sl__sse2_sel(__m128i m, __m128i a, __m128i b) {
     return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
 }
 /* f32 bits -> f16 magnitude bits (no sign) in the low half of each lane, with one FP add that
-   is exact RNE under the default MXCSR (RNE, DAZ off): for |x| in [2^e, 2^(e+1)), C = 2^(e+13) (e clamped below at
-   -14, so C = 0.5 in the f16 subnormal range) has an ulp of 2^(e-10), the f16 ulp there, so
-   |x| + C rounds |x| to f16 precision and the bits of (|x| + C) - bits of C count the ulps k:
-   f16 bits = ((e + 14) << 10) + k, carries included. |x| >= 65520 (and NaN, which minps maps
+   is exact RNE under the default MXCSR (RNE, DAZ off): for |x| in [2^e, 2^(e+1)),
+   C = 2^(e+13) (e clamped below at -14, so C = 0.5 in the f16 subnormal range) has an ulp of
+   2^(e-10), the f16 ulp there, so |x| + C rounds |x| to f16 precision and the bits of
+   (|x| + C) - bits of C count the ulps k: f16 bits = ((e + 14) << 10) + k, carries included. |x| >= 65520 (and NaN, which minps maps
    to its second operand) is first clamped to 65520, which rounds to 0x7C00; with nan_lanes,
    NaNs then get 0x7E00 | payload. */
 SL__INLINE __m128i sl__sse2_f32_f16(__m128i x, int nan_lanes) {
@@ -3439,25 +3439,27 @@ SL__INLINE __m128i sl__sse2_f32_f16(__m128i x, int nan_lanes) {
    multiply by 2^112 is then exact, keeps Inf, and quiets a signalling NaN (bit 22) with sign
    and payload kept. An f16 subnormal would be an f32 subnormal there, and a multiply with a
    subnormal operand costs Intel a microcode assist of about 150 cycles (about 0.6x memcpy
-   instead of 0.9x on N(0, 0.02) weights, 0.2 % subnormal), so a block holding one (or a zero: one
-   compare finds both) takes a second form: the subnormal lanes get exponent 113, i.e.
+   instead of 0.9x on N(0, 0.02) weights, 0.2 % subnormal), so a block holding one takes a
+   second form (so does one holding a zero, Inf or NaN: one compare finds all of them, and the
+   common block skips the Inf/NaN fill too): the subnormal lanes get exponent 113, i.e.
    2^-14 * (1 + m/1024) with m the f16 mantissa, are multiplied by 1 and have 2^-14
    subtracted, which leaves m * 2^-24 exactly. No operand is then subnormal. */
 SL__INLINE void sl__sse2_f16x8_f32(__m128i h, __m128i *lo, __m128i *hi) {
     __m128i z = _mm_setzero_si128(), em = _mm_and_si128(h, _mm_set1_epi16(0x7FFF));
     __m128i top = _mm_and_si128(_mm_srai_epi16(h, 3), _mm_set1_epi16((short)0x8FFF));
     __m128i bot = _mm_slli_epi16(h, 13);
-    __m128i sub = _mm_cmpgt_epi16(_mm_set1_epi16(0x0400), em);   /* exponent 0: zero, subnormal */
-    __m128i k, c;
-    top = _mm_or_si128(top, _mm_and_si128(_mm_cmpgt_epi16(em, _mm_set1_epi16(0x7BFF)),
-                                          _mm_set1_epi16(0x7F80)));
-    if (SL__LIKELY(_mm_movemask_epi8(sub) == 0)) {
+    __m128i spec = _mm_add_epi16(em, _mm_set1_epi16(0x0400)), sub, k, c;
+    spec = _mm_cmpgt_epi16(_mm_set1_epi16(0x0800), spec);  /* exponent 0, or 31 (wraps < 0) */
+    if (SL__LIKELY(_mm_movemask_epi8(spec) == 0)) {
         __m128 kk = _mm_castsi128_ps(SL__X4(0x77800000));                            /* 2^112 */
         *lo = _mm_castps_si128(_mm_mul_ps(_mm_castsi128_ps(_mm_unpacklo_epi16(bot, top)), kk));
         *hi = _mm_castps_si128(_mm_mul_ps(_mm_castsi128_ps(_mm_unpackhi_epi16(bot, top)), kk));
         return;
     }
-    sub = _mm_andnot_si128(_mm_cmpeq_epi16(em, z), sub);            /* zeros multiply fine */
+    top = _mm_or_si128(top, _mm_and_si128(_mm_cmpgt_epi16(em, _mm_set1_epi16(0x7BFF)),
+                                          _mm_set1_epi16(0x7F80)));             /* Inf, NaN */
+    sub = _mm_cmpgt_epi16(_mm_set1_epi16(0x0400), em);
+    sub = _mm_andnot_si128(_mm_cmpeq_epi16(em, z), sub);     /* subnormal (zeros multiply fine) */
     top = _mm_add_epi16(top, _mm_and_si128(sub, _mm_set1_epi16(0x3880)));
     k = sl__sse2_sel(sub, _mm_set1_epi16(0x3F80), _mm_set1_epi16(0x7780));   /* 1.0 : 2^112 */
     c = _mm_and_si128(sub, _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16((short)0x8000)),
