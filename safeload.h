@@ -3234,10 +3234,10 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
 
 /* ---- 4b. SIMD loop generator and FP-environment guards ----
    A block function BLK(d, s, nt) converts N elements: it loads with unaligned loads and stores
-   whole vectors of VB bytes, with aligned non-temporal stores when nt is 1. SL__GEN_LOOP makes
+   whole vectors, with aligned non-temporal stores when nt is 1. SL__GEN_LOOP makes
    NAME(dst, src, n): full blocks, then the tail through small stack buffers (same block code,
    so the tail's bits are the body's). SL__GEN_NT makes NAME_nt: a head with regular stores up
-   to a VB-aligned dst, NT blocks, an sfence, and the tail again with regular stores; when dst
+   to a 64-byte-aligned dst, NT blocks, an sfence, and the tail again with regular stores; when dst
    cannot be aligned (dst not a multiple of the element size) it falls back to NAME. The _run
    bodies are noinline so the compiler cannot move FP work across the MXCSR/FPCR switch. */
 #define SL__GEN_LOOP(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                          \
@@ -3275,7 +3275,7 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
             if ((size_t)((se) - (ss)) > SL__PF_AHEAD + k_)                                     \
                 _mm_prefetch((const char *)(ss) + SL__PF_AHEAD + k_, _MM_HINT_T0);             \
     } while (0)
-#define SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)                                        \
+#define SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                            \
     static SL__NOINLINE TGT void NAME##_run_nt(unsigned char *d, const unsigned char *s,      \
                                                size_t n) {                                     \
         const size_t U = SL__NT_U(N, DSZ), B = (N) * (DSZ), A = (N) * (SSZ);                   \
@@ -3307,9 +3307,9 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
         ENV##_LEAVE;                                                                           \
     }
 
-#define SL__GEN_BOTH(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)                                      \
+#define SL__GEN_BOTH(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                          \
     SL__GEN_LOOP(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                             \
-    SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, VB, BLK, ENV)
+    SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, BLK, ENV)
 
 /* The six FP8 block functions of a path, from fn(d, s, nt, e5, out) (out: 0 f16, 1 bf16,
    2 f32), and their kernels (integer only, so no FP-environment guard). */
@@ -3321,20 +3321,20 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
     SL__F8_BLOCK(e4m3_f16, path, TGT, fn, 0, 0) SL__F8_BLOCK(e4m3_bf16, path, TGT, fn, 0, 1)   \
     SL__F8_BLOCK(e4m3_f32, path, TGT, fn, 0, 2) SL__F8_BLOCK(e5m2_f16, path, TGT, fn, 1, 0)    \
     SL__F8_BLOCK(e5m2_bf16, path, TGT, fn, 1, 1) SL__F8_BLOCK(e5m2_f32, path, TGT, fn, 1, 2)
-#define SL__F8_KERNELS(path, TGT, N, VB)                                                        \
-    SL__GEN_BOTH(sl__k_e4m3_f16_##path, TGT, 2, 1, N, VB, sl__b_e4m3_f16_##path, SL__ENV_NONE)  \
-    SL__GEN_BOTH(sl__k_e4m3_bf16_##path, TGT, 2, 1, N, VB, sl__b_e4m3_bf16_##path, SL__ENV_NONE) \
-    SL__GEN_BOTH(sl__k_e4m3_f32_##path, TGT, 4, 1, N, VB, sl__b_e4m3_f32_##path, SL__ENV_NONE)  \
-    SL__GEN_BOTH(sl__k_e5m2_f16_##path, TGT, 2, 1, N, VB, sl__b_e5m2_f16_##path, SL__ENV_NONE)  \
-    SL__GEN_BOTH(sl__k_e5m2_bf16_##path, TGT, 2, 1, N, VB, sl__b_e5m2_bf16_##path, SL__ENV_NONE) \
-    SL__GEN_BOTH(sl__k_e5m2_f32_##path, TGT, 4, 1, N, VB, sl__b_e5m2_f32_##path, SL__ENV_NONE)
+#define SL__F8_KERNELS(path, TGT, N)                                                            \
+    SL__GEN_BOTH(sl__k_e4m3_f16_##path, TGT, 2, 1, N, sl__b_e4m3_f16_##path, SL__ENV_NONE)      \
+    SL__GEN_BOTH(sl__k_e4m3_bf16_##path, TGT, 2, 1, N, sl__b_e4m3_bf16_##path, SL__ENV_NONE)     \
+    SL__GEN_BOTH(sl__k_e4m3_f32_##path, TGT, 4, 1, N, sl__b_e4m3_f32_##path, SL__ENV_NONE)      \
+    SL__GEN_BOTH(sl__k_e5m2_f16_##path, TGT, 2, 1, N, sl__b_e5m2_f16_##path, SL__ENV_NONE)      \
+    SL__GEN_BOTH(sl__k_e5m2_bf16_##path, TGT, 2, 1, N, sl__b_e5m2_bf16_##path, SL__ENV_NONE)     \
+    SL__GEN_BOTH(sl__k_e5m2_f32_##path, TGT, 4, 1, N, sl__b_e5m2_f32_##path, SL__ENV_NONE)
 
 /* Non-temporal copies for a path: 64-byte blocks, memcpy for the unaligned head and the tail. */
-#define SL__COPY_NT(path, TGT, VB, BLK)                                                         \
+#define SL__COPY_NT(path, TGT, BLK)                                                             \
     static void sl__k_copy_##path##_run(unsigned char *d, const unsigned char *s, size_t n) {  \
         memcpy(d, s, n);                                                                       \
     }                                                                                          \
-    SL__GEN_NT(sl__k_copy_##path, TGT, 1, 1, 64, VB, BLK, SL__ENV_NONE)                        \
+    SL__GEN_NT(sl__k_copy_##path, TGT, 1, 1, 64, BLK, SL__ENV_NONE)                            \
     static void sl__k_copy16_##path##_nt(void *d, const void *s, size_t n) {                   \
         sl__k_copy_##path##_nt(d, s, n * 2);                                                   \
     }                                                                                          \
@@ -3416,9 +3416,9 @@ SL__INLINE __m128i sl__sse2_sel(__m128i m, __m128i a, __m128i b) {
    is exact RNE under the default MXCSR (RNE, DAZ off): for |x| in [2^e, 2^(e+1)),
    C = 2^(e+13) (e clamped below at -14, so C = 0.5 in the f16 subnormal range) has an ulp of
    2^(e-10), the f16 ulp there, so |x| + C rounds |x| to f16 precision and the bits of
-   (|x| + C) - bits of C count the ulps k: f16 bits = ((e + 14) << 10) + k, carries included. |x| >= 65520 (and NaN, which minps maps
-   to its second operand) is first clamped to 65520, which rounds to 0x7C00; with nan_lanes,
-   NaNs then get 0x7E00 | payload. */
+   (|x| + C) - bits of C count the ulps k: f16 bits = ((e + 14) << 10) + k, carries included.
+   |x| >= 65520 (and NaN, which minps maps to its second operand) is first clamped to 65520,
+   which rounds to 0x7C00; with nan_lanes, NaNs then get 0x7E00 | payload. */
 SL__INLINE __m128i sl__sse2_f32_f16(__m128i x, int nan_lanes) {
     __m128i a = _mm_and_si128(x, SL__X4(0x7FFFFFFF));
     __m128 v = _mm_min_ps(_mm_castsi128_ps(a), _mm_set1_ps(65520.0f));
@@ -3628,16 +3628,16 @@ SL__INLINE void sl__b_copy_sse2(unsigned char *d, const unsigned char *s, int nt
     sl__st128(d + 48, sl__ld128(s + 48), nt);
 }
 
-SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__T128, 2, 4, 8, 16, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__T128, 4, 2, 8, 16, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__T128, 2, 4, 8, 16, sl__b_f32_bf16_sse2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_sse2, SL__T128, 4, 2, 8, 16, sl__b_bf16_f32_sse2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_sse2, SL__T128, 2, 2, 8, 16, sl__b_f16_bf16_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_sse2, SL__T128, 2, 2, 8, 16, sl__b_bf16_f16_sse2, SL__ENV_MXCSR)
-SL__F8_KERNELS(sse2, SL__T128, 16, 16)
-SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__T128, 4, 8, 4, 16, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__T128, 8, 4, 4, 16, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
-SL__COPY_NT(sse2, SL__T128, 16, sl__b_copy_sse2)
+SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__T128, 2, 4, 8, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__T128, 4, 2, 8, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__T128, 2, 4, 8, sl__b_f32_bf16_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_sse2, SL__T128, 4, 2, 8, sl__b_bf16_f32_sse2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_sse2, SL__T128, 2, 2, 8, sl__b_f16_bf16_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_sse2, SL__T128, 2, 2, 8, sl__b_bf16_f16_sse2, SL__ENV_MXCSR)
+SL__F8_KERNELS(sse2, SL__T128, 16)
+SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__T128, 4, 8, 4, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__T128, 8, 4, 4, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
+SL__COPY_NT(sse2, SL__T128, sl__b_copy_sse2)
 #endif /* SL__HAVE_SSE2 */
 
 #if defined(SL__HAVE_AVX)
@@ -3747,7 +3747,7 @@ SL__INLINE SL__T256 __m256i sl__f8bc_256(__m128i t) { return _mm256_broadcastsi1
         sl__st##W(d, _mm##W##_unpacklo_epi8(lo, hi), nt);                                      \
         sl__st##W(d + (W) / 8, _mm##W##_unpackhi_epi8(lo, hi), nt);                            \
     }                                                                                          \
-    SL__GEN_BOTH(sl__k_##name##_##P, TGT, 2, 1, (W) / 8, (W) / 8, sl__b_##name##_##P,           \
+    SL__GEN_BOTH(sl__k_##name##_##P, TGT, 2, 1, (W) / 8, sl__b_##name##_##P,                    \
                  SL__ENV_NONE)
 /* f32 = the bf16 bytes with two zero bytes below */
 #  define SL__F8F32(W, P, TGT, name, bf)                                                        \
@@ -3761,7 +3761,7 @@ SL__INLINE SL__T256 __m256i sl__f8bc_256(__m128i t) { return _mm256_broadcastsi1
         sl__st##W(d + (W) / 4, _mm##W##_unpacklo_epi16(z, w1), nt);                            \
         sl__st##W(d + 3 * (W) / 8, _mm##W##_unpackhi_epi16(z, w1), nt);                        \
     }                                                                                          \
-    SL__GEN_BOTH(sl__k_##name##_##P, TGT, 4, 1, (W) / 8, (W) / 8, sl__b_##name##_##P,           \
+    SL__GEN_BOTH(sl__k_##name##_##P, TGT, 4, 1, (W) / 8, sl__b_##name##_##P,                    \
                  SL__ENV_NONE)
 #  define SL__F8B_AVX2(...) SL__F8B(256, avx2, SL__T256, __VA_ARGS__)
 SL__F8_BYTE_KERNELS(SL__F8B_AVX2)
@@ -3775,7 +3775,7 @@ SL__INLINE SL__T256 void sl__b_e5m2_f16_avx2(unsigned char *d, const unsigned ch
     sl__st256(d, _mm256_unpacklo_epi8(z, x), nt);
     sl__st256(d + 32, _mm256_unpackhi_epi8(z, x), nt);
 }
-SL__GEN_BOTH(sl__k_e5m2_f16_avx2, SL__T256, 2, 1, 32, 32, sl__b_e5m2_f16_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e5m2_f16_avx2, SL__T256, 2, 1, 32, sl__b_e5m2_f16_avx2, SL__ENV_NONE)
 SL__INLINE SL__T256 void sl__b_f64_f32_avx2(unsigned char *d, const unsigned char *s, int nt) {
     __m128 a = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)s));
     __m128 b = _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(const void *)(s + 32)));
@@ -3791,15 +3791,15 @@ SL__INLINE SL__T256 void sl__b_copy_avx2(unsigned char *d, const unsigned char *
     sl__st256(d + 32, sl__ld256(s + 32), nt);
 }
 
-SL__GEN_BOTH(sl__k_f32_f16_avx2, SL__T256, 2, 4, 16, 32, sl__b_f32_f16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_avx2, SL__T256, 4, 2, 8, 32, sl__b_f16_f32_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__T256, 2, 4, 16, 32, sl__b_f32_bf16_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__T256, 4, 2, 8, 32, sl__b_bf16_f32_avx2, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__T256, 2, 2, 16, 32, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__T256, 2, 2, 16, 32, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__T256, 4, 8, 8, 32, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__T256, 8, 4, 8, 32, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
-SL__COPY_NT(avx2, SL__T256, 32, sl__b_copy_avx2)
+SL__GEN_BOTH(sl__k_f32_f16_avx2, SL__T256, 2, 4, 16, sl__b_f32_f16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_avx2, SL__T256, 4, 2, 8, sl__b_f16_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_avx2, SL__T256, 2, 4, 16, sl__b_f32_bf16_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_avx2, SL__T256, 4, 2, 8, sl__b_bf16_f32_avx2, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx2, SL__T256, 2, 2, 16, sl__b_f16_bf16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__T256, 2, 2, 16, sl__b_bf16_f16_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__T256, 4, 8, 8, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__T256, 8, 4, 8, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
+SL__COPY_NT(avx2, SL__T256, sl__b_copy_avx2)
 
 /* ---- 4e. AVX-512 F + BW ---- */
 /* g++ 12 warns (-Wmaybe-uninitialized, -Wuninitialized) inside many AVX-512 intrinsics, whose
@@ -3901,7 +3901,7 @@ SL__INLINE SL__T512 void sl__b_e5m2_f16_avx512(unsigned char *d, const unsigned 
     sl__st512(d, _mm512_unpacklo_epi8(z, x), nt);
     sl__st512(d + 64, _mm512_unpackhi_epi8(z, x), nt);
 }
-SL__GEN_BOTH(sl__k_e5m2_f16_avx512, SL__T512, 2, 1, 64, 64, sl__b_e5m2_f16_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_e5m2_f16_avx512, SL__T512, 2, 1, 64, sl__b_e5m2_f16_avx512, SL__ENV_NONE)
 SL__INLINE SL__T512 void sl__b_f64_f32_avx512(unsigned char *d, const unsigned char *s,
                                                     int nt) {
     __m256 a = _mm512_cvt_roundpd_ps(_mm512_loadu_pd((const void *)s), SL__RNE);
@@ -3918,15 +3918,15 @@ SL__INLINE SL__T512 void sl__b_copy_avx512(unsigned char *d, const unsigned char
     sl__st512(d, sl__ld512(s), nt);
 }
 
-SL__GEN_BOTH(sl__k_f32_f16_avx512, SL__T512, 2, 4, 32, 64, sl__b_f32_f16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f16_f32_avx512, SL__T512, 4, 2, 16, 64, sl__b_f16_f32_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__T512, 2, 4, 32, 64, sl__b_f32_bf16_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__T512, 4, 2, 16, 64, sl__b_bf16_f32_avx512, SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__T512, 2, 2, 32, 64, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__T512, 2, 2, 32, 64, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__T512, 4, 8, 16, 64, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
-SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__T512, 8, 4, 16, 64, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
-SL__COPY_NT(avx512, SL__T512, 64, sl__b_copy_avx512)
+SL__GEN_BOTH(sl__k_f32_f16_avx512, SL__T512, 2, 4, 32, sl__b_f32_f16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f16_f32_avx512, SL__T512, 4, 2, 16, sl__b_f16_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_bf16_avx512, SL__T512, 2, 4, 32, sl__b_f32_bf16_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_bf16_f32_avx512, SL__T512, 4, 2, 16, sl__b_bf16_f32_avx512, SL__ENV_NONE)
+SL__GEN_BOTH(sl__k_f16_bf16_avx512, SL__T512, 2, 2, 32, sl__b_f16_bf16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__T512, 2, 2, 32, sl__b_bf16_f16_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__T512, 4, 8, 16, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
+SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__T512, 8, 4, 16, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
+SL__COPY_NT(avx512, SL__T512, sl__b_copy_avx512)
 
 /* ---- 4f. AVX-512 VBMI: FP8 to f16/bf16 by table. Each FP8 value is exact in f16 and bf16,
    so the result is a function of the byte alone: vpermi2b looks up the low and the high result
@@ -3971,7 +3971,7 @@ SL__INLINE SL__TVBMI void sl__vbmi_f8(unsigned char *d, const unsigned char *s, 
                                                   int nt) {                                    \
         sl__vbmi_f8(d, s, nt, t);                                                              \
     }                                                                                          \
-    SL__GEN_BOTH(sl__k_##name##_vbmi, SL__TVBMI, 2, 1, 64, 64, sl__b_##name##_vbmi, SL__ENV_NONE)
+    SL__GEN_BOTH(sl__k_##name##_vbmi, SL__TVBMI, 2, 1, 64, sl__b_##name##_vbmi, SL__ENV_NONE)
 SL__VBMI_KERNEL(e4m3_f16, 0)
 SL__VBMI_KERNEL(e4m3_bf16, 1)
 SL__VBMI_KERNEL(e5m2_f16, 2)
@@ -4006,9 +4006,9 @@ SL__INLINE SL__TBF16 void sl__b_f16_bf16_avx512bf16(unsigned char *d, const unsi
     sl__st512(d, sl__bf16_cvt(sl__avx512_f16_f32(sl__ld256(s)),
                               sl__avx512_f16_f32(sl__ld256(s + 32))), nt);
 }
-SL__GEN_BOTH(sl__k_f32_bf16_avx512bf16, SL__TBF16, 2, 4, 32, 64, sl__b_f32_bf16_avx512bf16,
+SL__GEN_BOTH(sl__k_f32_bf16_avx512bf16, SL__TBF16, 2, 4, 32, sl__b_f32_bf16_avx512bf16,
              SL__ENV_NONE)
-SL__GEN_BOTH(sl__k_f16_bf16_avx512bf16, SL__TBF16, 2, 2, 32, 64, sl__b_f16_bf16_avx512bf16,
+SL__GEN_BOTH(sl__k_f16_bf16_avx512bf16, SL__TBF16, 2, 2, 32, sl__b_f16_bf16_avx512bf16,
              SL__ENV_MXCSR)
 #  if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__)
 #    pragma GCC diagnostic pop
