@@ -608,6 +608,7 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #if defined(__GNUC__) || defined(__clang__)
 #  define SL__GNUC 1
 #  define SL__INLINE static __inline__
+#  define SL__FORCEINLINE static __inline__ __attribute__((always_inline))
 #  define SL__NOINLINE __attribute__((noinline))
 #  define SL__LIKELY(x) __builtin_expect(!!(x), 1)
 #  define SL__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -618,6 +619,7 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #  define SL__MAYBE_UNUSED __attribute__((unused))
 #elif defined(_MSC_VER)
 #  define SL__INLINE static __inline
+#  define SL__FORCEINLINE static __forceinline
 #  define SL__NOINLINE __declspec(noinline)
 #  define SL__LIKELY(x) (x)
 #  define SL__UNLIKELY(x) (x)
@@ -626,6 +628,7 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #  define SL__MAYBE_UNUSED
 #else
 #  define SL__INLINE static
+#  define SL__FORCEINLINE static
 #  define SL__NOINLINE
 #  define SL__LIKELY(x) (x)
 #  define SL__UNLIKELY(x) (x)
@@ -3314,7 +3317,8 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
 /* The six FP8 block functions of a path, from fn(d, s, nt, e5, out) (out: 0 f16, 1 bf16,
    2 f32), and their kernels (integer only, so no FP-environment guard). */
 #define SL__F8_BLOCK(name, path, TGT, fn, e5, out)                                              \
-    SL__INLINE TGT void sl__b_##name##_##path(unsigned char *d, const unsigned char *s, int nt) { \
+    SL__FORCEINLINE TGT void sl__b_##name##_##path(unsigned char *d, const unsigned char *s,   \
+                                                   int nt) {                                   \
         fn(d, s, nt, e5, out);                                                                 \
     }
 #define SL__F8_BLOCKS(path, TGT, fn)                                                            \
@@ -3481,17 +3485,36 @@ SL__INLINE __m128i sl__sse2_bf16rne(__m128i x) {
 SL__INLINE __m128i sl__sse2_isnan(__m128i x) {
     return _mm_cmpgt_epi32(_mm_and_si128(x, SL__X4(0x7FFFFFFF)), SL__X4(0x7F800000));
 }
+/* f32 bits -> f16 magnitude bits, integer RNE: (|x| + 0xFFF + bit 13 - (112 << 23)) >> 13,
+   carries included. Where that lands in [0x400, 0x7C00] it is right: a normal f16, the Inf
+   that |x| >= 65520 rounds to, or 0x400 for |x| in [2^-14 - 2^-25, 2^-14), which the
+   subnormal rounding also takes up to 2^-14. Anything else lands outside (a small |x| wraps to
+   a huge result, and the pack below saturates it). */
+SL__INLINE __m128i sl__sse2_f32_f16n(__m128i x) {
+    __m128i a = _mm_and_si128(x, SL__X4(0x7FFFFFFF));
+    a = _mm_add_epi32(a, _mm_and_si128(_mm_srli_epi32(a, 13), SL__X4(1)));
+    return _mm_srli_epi32(_mm_add_epi32(a, SL__X4(0xFFFu - (112u << 23))), 13);
+}
 /* 8 f32 -> 8 f16. The magnitudes (at most 0x7FFF) pack with signed saturation as they are,
-   and the signs come from a pack of the high halves; the NaN select runs only for a block that
+   and so do the f32s: a negative one saturates to 0x8000 or stays negative, a positive one
+   never reaches bit 15, so its bit 15 is the sign. A block whose results are all normal (or
+   the overflow Inf) takes the integer form, checked on the packed results with one add and one
+   compare; any other goes through the FP form, and its NaN select runs only for a block that
    holds a NaN. */
-SL__INLINE __m128i sl__sse2_f32x8_f16(__m128i x, __m128i y) {
-    __m128i s = _mm_and_si128(_mm_packs_epi32(_mm_srai_epi32(x, 16), _mm_srai_epi32(y, 16)),
-                              _mm_set1_epi16((short)0x8000));
+static SL__NOINLINE __m128i sl__sse2_f32x8_f16_fp(__m128i x, __m128i y) {
+    __m128i s = _mm_and_si128(_mm_packs_epi32(x, y), _mm_set1_epi16((short)0x8000));
     int nan = _mm_movemask_epi8(_mm_or_si128(sl__sse2_isnan(x), sl__sse2_isnan(y))) != 0;
-    __m128i h = SL__UNLIKELY(nan)
-                    ? _mm_packs_epi32(sl__sse2_f32_f16(x, 1), sl__sse2_f32_f16(y, 1))
+    __m128i h = nan ? _mm_packs_epi32(sl__sse2_f32_f16(x, 1), sl__sse2_f32_f16(y, 1))
                     : _mm_packs_epi32(sl__sse2_f32_f16(x, 0), sl__sse2_f32_f16(y, 0));
     return _mm_or_si128(h, s);
+}
+SL__FORCEINLINE __m128i sl__sse2_f32x8_f16(__m128i x, __m128i y) {
+    __m128i h = _mm_packs_epi32(sl__sse2_f32_f16n(x), sl__sse2_f32_f16n(y));
+    /* h <= 0x7FFF; h + 0x3FF > 0x7FE without wrapping exactly for h in [0x400, 0x7C00] */
+    __m128i ok = _mm_cmpgt_epi16(_mm_add_epi16(h, _mm_set1_epi16(0x3FF)), _mm_set1_epi16(0x7FE));
+    if (SL__LIKELY(_mm_movemask_epi8(ok) == 0xFFFF))
+        return _mm_or_si128(h, _mm_and_si128(_mm_packs_epi32(x, y), _mm_set1_epi16((short)0x8000)));
+    return sl__sse2_f32x8_f16_fp(x, y);
 }
 SL__INLINE __m128i sl__sse2_bf16hi(__m128i x) {
     return sl__sse2_sel(sl__sse2_isnan(x), _mm_or_si128(x, SL__X4(0x400000)), sl__sse2_bf16rne(x));
@@ -3547,23 +3570,11 @@ SL__INLINE __m128i sl__sse2_e5m2_bf16(__m128i x) {
     r = sl__sse2_sel(_mm_cmpgt_epi16(m, _mm_set1_epi16(0x7B)), inf, r);
     return _mm_or_si128(r, s);
 }
-/* 16 FP8 bytes (E5M2 when e5, else E4M3) to 16 f16 (out 0), bf16 (out 1) or f32 (out 2).
-   E5M2 -> f16 is b << 8 with NaNs quieted: a byte interleave with zero low bytes. */
-SL__INLINE void sl__sse2_f8(unsigned char *d, const unsigned char *s, int nt, int e5, int out) {
-    __m128i v = sl__ld128(s), z = _mm_setzero_si128(), h[2];
+/* stores 16 converted elements (h: f16 or bf16 bits, in order) as 16-bit (out 0/1) or f32 */
+SL__FORCEINLINE void sl__sse2_f8_st(unsigned char *d, const __m128i *h, int nt, int out) {
+    __m128i z = _mm_setzero_si128();
     int k;
-    if (e5 && out == 0) {
-        __m128i nan = _mm_cmpgt_epi8(_mm_and_si128(v, _mm_set1_epi8(0x7F)), _mm_set1_epi8(0x7C));
-        v = _mm_or_si128(v, _mm_and_si128(nan, _mm_set1_epi8(0x02)));
-        sl__st128(d, _mm_unpacklo_epi8(z, v), nt);
-        sl__st128(d + 16, _mm_unpackhi_epi8(z, v), nt);
-        return;
-    }
-    h[0] = _mm_unpacklo_epi8(v, z);
-    h[1] = _mm_unpackhi_epi8(v, z);
     for (k = 0; k < 2; k++) {
-        if (out == 0) h[k] = sl__sse2_e4m3_16(h[k], 0);
-        else h[k] = e5 ? sl__sse2_e5m2_bf16(h[k]) : sl__sse2_e4m3_16(h[k], 1);
         if (out < 2) {
             sl__st128(d + 16 * k, h[k], nt);
         } else {
@@ -3572,8 +3583,60 @@ SL__INLINE void sl__sse2_f8(unsigned char *d, const unsigned char *s, int nt, in
         }
     }
 }
+static SL__NOINLINE void sl__sse2_f8_full(unsigned char *d, __m128i v, int nt, int e5, int out) {
+    __m128i h[2];
+    int k;
+    h[0] = _mm_unpacklo_epi8(v, _mm_setzero_si128());
+    h[1] = _mm_unpackhi_epi8(v, _mm_setzero_si128());
+    for (k = 0; k < 2; k++) {
+        if (out == 0) h[k] = sl__sse2_e4m3_16(h[k], 0);
+        else h[k] = e5 ? sl__sse2_e5m2_bf16(h[k]) : sl__sse2_e4m3_16(h[k], 1);
+    }
+    sl__sse2_f8_st(d, h, nt, out);
+}
+/* 16 FP8 bytes (E5M2 when e5, else E4M3) to 16 f16 (out 0), bf16 (out 1) or f32 (out 2).
+   E5M2 -> f16 is b << 8 with NaNs quieted: a byte interleave with zero low bytes.
+   A normal, finite FP8 value only needs its exponent rebiased, and with the byte in the high
+   half of a 16-bit lane that is one arithmetic shift (which puts the sign at the top and copies
+   of it over the exponent's top bits), one mask and one add. So a block that holds no zero,
+   subnormal, Inf or NaN byte takes that form, 3 instructions per 8 elements instead of about
+   30. One add, mask and compare find those bytes: the magnitude plus 1 (E4M3) or 4 (E5M2),
+   mod 128, is below 9 resp. 8 exactly for them. In scaled FP8 weights they are rare: 0.4 % of
+   E4M3 blocks and none of E5M2 in the benchmark's (N(0, 0.02) with 6 sigma at the format's
+   largest value); a block of random bytes nearly always holds one and takes the full form. */
+SL__FORCEINLINE void sl__sse2_f8(unsigned char *d, const unsigned char *s, int nt, int e5,
+                                 int out) {
+    __m128i v = sl__ld128(s), z = _mm_setzero_si128(), h[2];
+    __m128i spec, msk, add;
+    int k;
+    if (e5 && out == 0) {
+        __m128i nan = _mm_cmpgt_epi8(_mm_and_si128(v, _mm_set1_epi8(0x7F)), _mm_set1_epi8(0x7C));
+        v = _mm_or_si128(v, _mm_and_si128(nan, _mm_set1_epi8(0x02)));
+        sl__st128(d, _mm_unpacklo_epi8(z, v), nt);
+        sl__st128(d + 16, _mm_unpackhi_epi8(z, v), nt);
+        return;
+    }
+    spec = _mm_and_si128(_mm_add_epi8(v, _mm_set1_epi8(e5 ? 4 : 1)), _mm_set1_epi8(0x7F));
+    spec = _mm_cmpgt_epi8(_mm_set1_epi8(e5 ? 8 : 9), spec);
+    if (SL__UNLIKELY(_mm_movemask_epi8(spec) != 0)) {
+        sl__sse2_f8_full(d, v, nt, e5, out);
+        return;
+    }
+    /* f16 from E4M3: s eeee mmm << 7, exponent + 8; bf16: exponent + 120 (E4M3) or + 112
+       (E5M2), mantissa at bit 4 resp. 5 */
+    msk = _mm_set1_epi16((short)(out == 0 ? 0xBFFF : e5 ? 0x8FFF : 0x87FF));
+    add = _mm_set1_epi16((short)(out == 0 ? 0x2000 : e5 ? 0x3800 : 0x3C00));
+    h[0] = _mm_unpacklo_epi8(z, v);
+    h[1] = _mm_unpackhi_epi8(z, v);
+    for (k = 0; k < 2; k++) {
+        h[k] = out == 0 ? _mm_srai_epi16(h[k], 1) : e5 ? _mm_srai_epi16(h[k], 3)
+                                                       : _mm_srai_epi16(h[k], 4);
+        h[k] = _mm_add_epi16(_mm_and_si128(h[k], msk), add);
+    }
+    sl__sse2_f8_st(d, h, nt, out);
+}
 
-SL__INLINE void sl__b_f32_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+SL__FORCEINLINE void sl__b_f32_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st128(d, sl__sse2_f32x8_f16(sl__ld128(s), sl__ld128(s + 16)), nt);
 }
 SL__INLINE void sl__b_f16_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
@@ -3595,19 +3658,46 @@ SL__INLINE void sl__b_bf16_f32_sse2(unsigned char *d, const unsigned char *s, in
     sl__st128(d, _mm_unpacklo_epi16(_mm_setzero_si128(), v), nt);
     sl__st128(d + 16, _mm_unpackhi_epi16(_mm_setzero_si128(), v), nt);
 }
-SL__INLINE void sl__b_f16_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i v = sl__ld128(s), lo, hi;
+/* A normal f16 is a normal bf16 with the exponent rebiased (+112) and the mantissa rounded from
+   10 to 7 bits: (em + 3 + bit 3) >> 3, carries included, in 16-bit lanes. A block holding a
+   zero, subnormal, Inf or NaN (the compare of sl__sse2_f16x8_f32) goes through f32. */
+static SL__NOINLINE __m128i sl__sse2_f16x8_bf16_fp(__m128i v) {
+    __m128i lo, hi;
     __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(v, _mm_set1_epi16(0x7FFF)),
                                   _mm_set1_epi16(0x7C00));
     sl__sse2_f16x8_f32(v, &lo, &hi);
-    if (SL__UNLIKELY(_mm_movemask_epi8(nan) != 0))
-        sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16hi(lo), sl__sse2_bf16hi(hi)), nt);
-    else
-        sl__st128(d, sl__sse2_pack_hi(sl__sse2_bf16rne(lo), sl__sse2_bf16rne(hi)), nt);
+    if (_mm_movemask_epi8(nan) != 0)
+        return sl__sse2_pack_hi(sl__sse2_bf16hi(lo), sl__sse2_bf16hi(hi));
+    return sl__sse2_pack_hi(sl__sse2_bf16rne(lo), sl__sse2_bf16rne(hi));
 }
-SL__INLINE void sl__b_bf16_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+SL__FORCEINLINE void sl__b_f16_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
+    __m128i v = sl__ld128(s);
+    __m128i em = _mm_and_si128(v, _mm_set1_epi16(0x7FFF));
+    __m128i spec = _mm_add_epi16(em, _mm_set1_epi16(0x0400));
+    if (SL__LIKELY(_mm_movemask_epi8(_mm_cmpgt_epi16(_mm_set1_epi16(0x0800), spec)) == 0)) {
+        __m128i r = _mm_add_epi16(em, _mm_and_si128(_mm_srli_epi16(em, 3), _mm_set1_epi16(1)));
+        r = _mm_srli_epi16(_mm_add_epi16(r, _mm_set1_epi16(3)), 3);
+        r = _mm_add_epi16(r, _mm_set1_epi16(112 << 7));
+        sl__st128(d, _mm_or_si128(r, _mm_xor_si128(v, em)), nt);
+        return;
+    }
+    sl__st128(d, sl__sse2_f16x8_bf16_fp(v), nt);
+}
+/* A bf16 whose f16 is normal (exponent 113..142) converts exactly: the exponent rebiased
+   (-112) and the mantissa moved up 3 bits, i.e. ((em - (113 << 7)) << 3) + (1 << 10). One
+   saturating subtract tells whether every lane of the block is such a bf16; a block that holds
+   any other (zero, f16 subnormal or overflow range, Inf, NaN) takes the f32 -> f16 route. */
+SL__FORCEINLINE void sl__b_bf16_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
     __m128i v = sl__ld128(s), z = _mm_setzero_si128();
-    sl__st128(d, sl__sse2_f32x8_f16(_mm_unpacklo_epi16(z, v), _mm_unpackhi_epi16(z, v)), nt);
+    __m128i em = _mm_and_si128(v, _mm_set1_epi16(0x7FFF));
+    __m128i e = _mm_sub_epi16(em, _mm_set1_epi16(113 << 7));       /* 0..0xEFF when normal */
+    if (SL__LIKELY(_mm_movemask_epi8(_mm_cmpeq_epi16(
+                       _mm_subs_epu16(e, _mm_set1_epi16(0xEFF)), z)) == 0xFFFF)) {
+        e = _mm_add_epi16(_mm_slli_epi16(e, 3), _mm_set1_epi16(1 << 10));
+        sl__st128(d, _mm_or_si128(e, _mm_xor_si128(v, em)), nt);
+        return;
+    }
+    sl__st128(d, sl__sse2_f32x8_f16_fp(_mm_unpacklo_epi16(z, v), _mm_unpackhi_epi16(z, v)), nt);
 }
 #  define SL__T128
 SL__F8_BLOCKS(sse2, SL__T128, sl__sse2_f8)

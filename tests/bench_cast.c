@@ -1,7 +1,7 @@
 /* Cast throughput: every direction on every available path, single thread, against memcpy on
    the same buffers in the same run.
 
-   usage: bench_cast [MiB ...] [nt=auto|0|1|both] [reps=N] [only=f32->bf16,...]
+   usage: bench_cast [MiB ...] [nt=auto|0|1|both] [reps=N] [only=f32->bf16,...] [f8=random]
           (default sizes 8 and 512 MiB of *input*; env SL_BENCH_SIZES="8,512" works too;
           reps = rounds, default 31 below 128 MiB, else 5)
    GB/s = 1e9 bytes/s. "in" counts input bytes, "in+out" input plus output bytes: the figure to
@@ -78,12 +78,32 @@ static uint32_t weight_bits(void) {
     return b;
 }
 
+/* f32 -> FP8 (E5M2 when e5, else E4M3), truncating (the bench only needs realistic bytes):
+   saturates at the format's largest finite value, subnormals below its smallest normal */
+static unsigned char f8_from(float f, int e5) {
+    int mb = e5 ? 2 : 3, bias = e5 ? 15 : 7;
+    unsigned maxc = e5 ? 0x7B : 0x7E;
+    uint32_t b, sign, e;
+    unsigned code;
+    memcpy(&b, &f, 4);
+    sign = (b >> 24) & 0x80;
+    e = (b >> 23) & 0xFF;
+    if (e == 0xFF) return (unsigned char)(sign | maxc);
+    if ((int)e - 127 + bias >= 1) {
+        code = (unsigned)((int)e - 127 + bias) << mb | (unsigned)((b >> (23 - mb)) & ((1u << mb) - 1));
+        if (code > maxc) code = maxc;
+    } else {
+        float a = f < 0 ? -f : f;
+        code = (unsigned)(a * (float)(1 << (bias - 1 + mb)));   /* in units of the subnormal ulp */
+    }
+    return (unsigned char)(sign | code);
+}
 
 int main(int argc, char **argv) {
     size_t sizes[8];
-    int nsizes = 0, ntmode = 2 /* auto */, reps_arg = 0, i, si, p;
+    int nsizes = 0, ntmode = 2 /* auto */, reps_arg = 0, f8rand = 0, i, si, p;
     size_t maxin = 0, maxout = 0;
-    unsigned char *src, *dst, *mdst, *bufs[4];
+    unsigned char *src, *src5, *dst, *mdst, *bufs[4];
     const char *env = getenv("SL_BENCH_SIZES"), *only = NULL;
     safeload_simd paths[SAFELOAD_SIMD_COUNT];
     int npaths = 0;
@@ -96,6 +116,8 @@ int main(int argc, char **argv) {
             ntmode = strcmp(m, "0") == 0 ? 0 : strcmp(m, "1") == 0 ? 1 : strcmp(m, "both") == 0 ? 3 : 2;
         } else if (strncmp(argv[i], "only=", 5) == 0) {
             only = argv[i] + 5;
+        } else if (strcmp(argv[i], "f8=random") == 0) {
+            f8rand = 1;
         } else if (strncmp(argv[i], "reps=", 5) == 0) {
             reps_arg = atoi(argv[i] + 5);
         } else if (nsizes < 8 && atof(argv[i]) > 0) {
@@ -119,7 +141,8 @@ int main(int argc, char **argv) {
         if (safeload_simd_available((safeload_simd)p)) paths[npaths++] = (safeload_simd)p;
 
     /* one source buffer per input width, filled with the same weights; one destination */
-    src = (unsigned char *)big_alloc(maxin);
+    src = (unsigned char *)big_alloc(maxin);     /* E4M3 */
+    src5 = (unsigned char *)big_alloc(maxin);    /* E5M2 */
     dst = (unsigned char *)big_alloc(maxout);
     mdst = (unsigned char *)big_alloc(maxin);  /* memcpy's own: its dirty lines must not be
                                                    where the next cast stores (NT stores to a
@@ -128,11 +151,14 @@ int main(int argc, char **argv) {
     bufs[1] = (unsigned char *)big_alloc(maxin);    /* f16 */
     bufs[2] = (unsigned char *)big_alloc(maxin);    /* bf16 */
     bufs[3] = (unsigned char *)big_alloc(maxin);    /* f64 */
-    if (!src || !dst || !mdst || !bufs[0] || !bufs[1] || !bufs[2] || !bufs[3]) {
+    if (!src || !src5 || !dst || !mdst || !bufs[0] || !bufs[1] || !bufs[2] || !bufs[3]) {
         fprintf(stderr, "bench_cast: out of memory\n");
         return 1;
     }
-    {   /* f32 weights; f16/bf16 (two halves) and f64 made from them; random f8 bytes */
+    {   /* f32 weights; f16/bf16 (two halves), f64 and FP8 made from them. FP8 is scaled
+           the way per-tensor-scaled checkpoints are: 6 sigma (0.12) maps to the format's
+           largest value (448, 57344), and each weight is used 4 times, at 4 scales 1.5x
+           apart. f8=random: random bytes instead (all 256 values alike, NaNs included). */
         size_t n32 = maxin / 4, k;
         uint32_t *w = (uint32_t *)(void *)bufs[0];
         for (k = 0; k < n32; k++) w[k] = weight_bits();
@@ -141,13 +167,22 @@ int main(int argc, char **argv) {
         safeload_convert(bufs[2], SAFELOAD_BF16, bufs[0], SAFELOAD_F32, n32);
         safeload_convert(bufs[2] + maxin / 2, SAFELOAD_BF16, bufs[0], SAFELOAD_F32, n32);
         safeload_convert(bufs[3], SAFELOAD_F64, bufs[0], SAFELOAD_F32, maxin / 8);
-        for (k = 0; k < maxin; k++) src[k] = (unsigned char)tu_rand64();
+        for (k = 0; k < maxin; k++) {
+            float f;
+            uint32_t b = w[k % n32];
+            static const float sc[4] = { 1.0f, 1.5f, 0.6667f, 0.4444f };
+            memcpy(&f, &b, 4);
+            f *= sc[k / n32 % 4];
+            src[k] = f8rand ? (unsigned char)tu_rand64() : f8_from(f * (448.0f / 0.12f), 0);
+            src5[k] = f8rand ? (unsigned char)tu_rand64() : f8_from(f * (57344.0f / 0.12f), 1);
+        }
     }
 
     printf("bench_cast: paths");
     for (p = 0; p < npaths; p++) printf(" %s", safeload_simd_name(paths[p]));
-    printf("; best %s; nt=%s\n", safeload_simd_name(safeload_simd_best()),
-           ntmode == 2 ? "auto (>= 8 MiB output)" : ntmode == 3 ? "both" : ntmode ? "1" : "0");
+    printf("; best %s; nt=%s; FP8 input %s\n", safeload_simd_name(safeload_simd_best()),
+           ntmode == 2 ? "auto (>= 8 MiB output)" : ntmode == 3 ? "both" : ntmode ? "1" : "0",
+           f8rand ? "random bytes" : "from the weights");
 
     for (si = 0; si < nsizes; si++) {
         size_t in_bytes = sizes[si];
@@ -163,7 +198,8 @@ int main(int argc, char **argv) {
             const dir_t *d = &DIRS[i];
             size_t n = in_bytes / safeload_dtype_size(d->src);
             const unsigned char *s = d->src == SAFELOAD_F32 ? bufs[0] : d->src == SAFELOAD_F16 ? bufs[1]
-                                   : d->src == SAFELOAD_BF16 ? bufs[2] : d->src == SAFELOAD_F64 ? bufs[3] : src;
+                                   : d->src == SAFELOAD_BF16 ? bufs[2] : d->src == SAFELOAD_F64 ? bufs[3]
+                                   : d->src == SAFELOAD_F8_E4M3 ? src : src5;
             safeload_convert_desc cd[4 * SAFELOAD_SIMD_COUNT];
             unsigned off[4 * SAFELOAD_SIMD_COUNT];     /* CPU features masked off */
             const char *sfx[4 * SAFELOAD_SIMD_COUNT];  /* row name after the path's */

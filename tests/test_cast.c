@@ -505,7 +505,40 @@ static void make_random_sets(void) {
     g_nf64 = n;
 }
 
+/* Runs of 64 f32s that all lie in one region, so whole SIMD blocks stay on a kernel's fast form
+   (SSE2 f32->f16 takes its integer form only for a block whose results are all normal): random
+   exponent and mantissa within the f16 normal range, f16 ties there, and consecutive bit
+   patterns across the edges where the fast form stops (2^-14, 65504..65536 and beyond), each
+   run with a random sign. */
+static uint32_t *g_f32runs;
+static size_t g_nf32runs;
+
+static void make_run_set(void) {
+    static const uint32_t edges[] = { 0x387FDFE0u, 0x387FEFE0u, 0x387FFFE0u, 0x38800FE0u,
+                                      0x38801FE0u, 0x477FDFE0u, 0x477FEFE0u, 0x477FFFE0u,
+                                      0x47800FE0u, 0x47801FE0u, 0x47802FE0u, 0x4780FFE0u };
+    size_t n = 1 << 18, i, k;
+    g_f32runs = (uint32_t *)malloc(n * 4);
+    for (i = 0; i < n; i += 64) {
+        uint64_t r = tu_rand64();
+        uint32_t sign = (uint32_t)(r & 1) << 31, e = (uint32_t)(113 + (r >> 8) % 30);
+        for (k = 0; k < 64; k++) {
+            uint32_t m = (uint32_t)tu_rand64() & 0x7FFFFFu, x;
+            switch ((r >> 1) % 4) {
+            case 0: x = e << 23 | m; break;
+            case 1: x = e << 23 | (m & ~0x1FFFu) | 0x1000u; break;    /* f16 ties */
+            case 2: x = e << 23 | (m & ~0x1FFFu) | ((m & 1) ? 0x1001u : 0x0FFFu); break;
+            default: x = edges[(r >> 16) % (sizeof edges / sizeof edges[0])] + (uint32_t)k; break;
+            }
+            g_f32runs[i + k] = sign | x;
+        }
+    }
+    g_nf32runs = n;
+}
+
 static void test_random_sets(const char *what) {
+    all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F32, g_f32runs, g_nf32runs);
+    all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F32, g_f32runs, g_nf32runs);
     all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F32, g_f32set, g_nf32);
     all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F32, g_f32set, g_nf32);
     all_paths_vs_scalar(what, SAFELOAD_F64, SAFELOAD_F32, g_f32set, g_nf32);
@@ -675,6 +708,7 @@ int main(void) {
     test_api();
     test_oracle();
     make_random_sets();
+    make_run_set();
     test_16bit_inputs("all 2^16");
     test_f8("all 256");
     test_random_sets("specials+random");
@@ -693,5 +727,6 @@ int main(void) {
 #endif
     free(g_f32set);
     free(g_f64set);
+    free(g_f32runs);
     return tu_finish("test_cast");
 }
