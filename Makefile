@@ -3,8 +3,10 @@
 #   make            the command-line tool, build/safeload
 #   make demo       write a sample checkpoint, inspect and verify it with the tool
 #   make test       every test: unit tests, the same under ASan+UBSan, C++ and switch builds,
-#                   weak-linking, the CLI, the Win32 code under wine (when installed)
-#   make test-exhaustive / test-neon / test-tsan / test-win / fuzz   the slow or tool-specific ones
+#                   weak-linking, the CLI, the Win32 code under wine (when installed), and
+#                   an MSVC-mode build under wine (test-msvc)
+#   make test-exhaustive / test-neon / test-tsan / test-win / test-msvc / fuzz   the slow or
+#                   tool-specific ones
 #   make bench      parse, cast, load and device-pipeline benchmarks with this machine's limits
 #   make examples   engine_arena always; cuda_upload with nvcc; ascend_upload compile-checked
 CC      ?= cc
@@ -27,11 +29,11 @@ UNIT_BIN := $(addprefix $(BUILD)/,$(UNIT))
 UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 
 .PHONY: all test test-unit test-san test-cxx test-weak test-cli test-exhaustive test-neon \
-        test-tsan test-win demo bench fuzz corpus examples clean
+        test-tsan test-win test-msvc demo bench fuzz corpus examples clean
 
 all: $(CLI)
 
-$(BUILD) $(BUILD)/san $(BUILD)/tsan $(BUILD)/win $(BUILD)/neon $(BUILD)/fuzz:
+$(BUILD) $(BUILD)/san $(BUILD)/tsan $(BUILD)/win $(BUILD)/msvc $(BUILD)/neon $(BUILD)/fuzz:
 	mkdir -p $@
 
 $(CLI): examples/safeload_cli.c $(HDR) | $(BUILD)
@@ -44,7 +46,7 @@ $(BUILD)/san/test_%: tests/test_%.c $(TESTH) | $(BUILD)/san
 	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -I. -Itests $< -o $@ $(LDLIBS)
 
 # ---- make test -------------------------------------------------------------------------------
-test: test-unit test-weak test-cli test-cxx test-san test-win
+test: test-unit test-weak test-cli test-cxx test-san test-win test-msvc
 	@echo "make test: all passed"
 
 test-unit: $(UNIT_BIN)
@@ -122,6 +124,49 @@ test-win: | $(BUILD)/win
 	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe sample $(BUILD)/win/sample.safetensors; \
 	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe verify $(BUILD)/win/sample.safetensors; \
 	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe load $(BUILD)/win/sample.safetensors --threads 2 --checksum
+
+# The _MSC_VER side of the header (cpuid through __cpuidex/_xgetbv, _BitScanForward,
+# _Interlocked atomics, __forceinline, intrinsics without target attributes, C4505) built as MSVC
+# sees it: clang in MSVC mode with __clang__ unset, against the stand-in UCRT and Win32 headers
+# in tests/msvc/include, linked by lld-link with import libraries made from tests/msvc/*.def,
+# then run under wine. Like MSVC, every intrinsic is allowed everywhere (-m flags for the whole
+# program), so the programs run only on a CPU with those features; elsewhere they are built only.
+LLVM_BIN ?= $(dir $(realpath $(shell command -v $(CLANG) 2>/dev/null)))
+MSVC_ISA := avx2 f16c fma avx512f avx512bw avx512vl avx512bf16 avx512vbmi
+MSVC_MODE := --target=x86_64-pc-windows-msvc -fms-compatibility-version=19.30 -U__clang__ \
+    -Wno-builtin-macro-redefined -nostdlibinc -isystem tests/msvc/include \
+    $(addprefix -m,$(MSVC_ISA)) -Wall -Wextra -Werror -O2 -I. -Itests
+MSVC_LINK = $(LLVM_BIN)lld-link /nologo /subsystem:console /entry:mainCRTStartup \
+    $(BUILD)/msvc/crt0.obj $(BUILD)/msvc/ucrtbase.lib $(BUILD)/msvc/kernel32.lib
+MSVC_CPU := $(shell for f in avx2 f16c fma avx512f avx512bw avx512vl avx512_bf16 avx512vbmi; do \
+    grep -qw $$f /proc/cpuinfo 2>/dev/null || { echo no; break; }; done)
+test-msvc: $(CLI) | $(BUILD)/msvc
+	@if [ ! -x "$(LLVM_BIN)lld-link" ] || [ ! -x "$(LLVM_BIN)llvm-dlltool" ]; then \
+	    echo "test-msvc: lld-link or llvm-dlltool not beside $(CLANG), skipped"; exit 0; fi; \
+	set -e; o=$(BUILD)/msvc; \
+	for l in ucrtbase kernel32; do \
+	    $(LLVM_BIN)llvm-dlltool -m i386:x86-64 -d tests/msvc/$$l.def -l $$o/$$l.lib; done; \
+	$(CLANG) $(MSVC_MODE) -c tests/msvc/crt0.c -o $$o/crt0.obj; \
+	for t in test_cast test_win; do \
+	    $(CLANG) -std=c99 $(MSVC_MODE) -Wno-unused-function -c tests/$$t.c -o $$o/$$t.obj; \
+	    $(MSVC_LINK) $$o/$$t.obj /out:$$o/$$t.exe; done; \
+	$(CLANG) -std=c99 $(MSVC_MODE) -c examples/safeload_cli.c -o $$o/safeload.obj; \
+	$(MSVC_LINK) $$o/safeload.obj /out:$$o/safeload.exe; \
+	$(CLANG) -x c++ -std=c++14 $(MSVC_MODE) -c tests/compile_check.c -o $$o/cxx.obj; \
+	$(CLANG) -std=c99 $(MSVC_MODE) -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD \
+	    -Wno-unused-function -c tests/compile_check.c -o $$o/switches.obj; \
+	if [ "$(MSVC_CPU)" = no ]; then echo "test-msvc: built; this CPU lacks one of $(MSVC_ISA), not run"; exit 0; fi; \
+	if ! command -v $(WINE) >/dev/null 2>&1; then echo "test-msvc: built; $(WINE) not installed, not run"; exit 0; fi; \
+	for t in test_cast test_win; do echo "== $$t.exe (MSVC mode, wine)"; \
+	    SAFELOAD_TEST_EXPECT_PATHS="scalar sse2 avx2 avx512 avx512-novbmi avx512bf16 avx512bf16-novbmi" \
+	    WINEDEBUG=-all $(WINE) $$o/$$t.exe; done; \
+	WINEDEBUG=-all $(WINE) $$o/safeload.exe sample $$o/sample.safetensors; \
+	WINEDEBUG=-all $(WINE) $$o/safeload.exe verify $$o/sample.safetensors; \
+	want=$$(./$(CLI) load $$o/sample.safetensors --dtype f32 --checksum | grep '^checksum'); \
+	for io in read mmap direct; do \
+	    got=$$(WINEDEBUG=-all $(WINE) $$o/safeload.exe load $$o/sample.safetensors --threads 2 \
+	           --dtype f32 --io $$io --checksum | tr -d '\r' | grep '^checksum'); \
+	    echo "load --io $$io: $$got (native: $$want)"; [ "$$got" = "$$want" ]; done
 
 # ---- fuzzing ---------------------------------------------------------------------------------
 FUZZ_SECONDS ?= 60

@@ -645,6 +645,11 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 
 #if defined(SAFELOAD_STATIC)
 #  define SL__DEF static SL__MAYBE_UNUSED   /* a program need not call every function */
+#  if defined(_MSC_VER) && !defined(__clang__)
+/* MSVC has no "unused" attribute; C4505 (/W4: an uncalled static function was removed) comes at
+   the end of the translation unit, so it cannot be pushed and popped around the library. */
+#    pragma warning(disable : 4505)
+#  endif
 #else
 #  define SL__DEF
 #endif
@@ -5122,9 +5127,9 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
     char *target = NULL;
     int is_index = 0;
     sl__clear_error(err);
+    if (out) *out = NULL;
     if (!out || !path) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path ? path : "",
                                        SAFELOAD_NO_OFFSET, NULL, 0, "out or path is NULL");
-    *out = NULL;
     memset(&dd, 0, sizeof dd);
     if (desc) dd = *desc;
     if (!sl__allocator_ok(&dd.open.allocator))
@@ -6217,10 +6222,10 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     safeload_allocator a;
     size_t i;
     sl__clear_error(err);
+    if (out) *out = NULL;
     if (!m || !out)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "model or out is NULL");
-    *out = NULL;
     memset(&a, 0, sizeof a);
     if (desc) a = desc->allocator;
     if (!sl__allocator_ok(&a))
@@ -6791,11 +6796,11 @@ SL__DEF safeload_result safeload_serialize(void **out, size_t *out_size,
     uint64_t total;
     size_t i, at;
     sl__clear_error(err);
+    if (out) *out = NULL;
+    if (out_size) *out_size = 0;
     if (!out || !out_size)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "<memory>", SAFELOAD_NO_OFFSET, NULL, 0,
                         "out or out_size is NULL");
-    *out = NULL;
-    *out_size = 0;
     if ((r = sl__plan_make(&pl, "<memory>", ts, n, desc, err)) != SAFELOAD_OK) return r;
     total = (uint64_t)pl.head.n + pl.data_size;
     if (total < pl.data_size || total > (uint64_t)SIZE_MAX) {

@@ -794,6 +794,19 @@ static void test_request_errors(const tl_model *m, const char *path) {
         safeload_arena_free(arena);
     }
     safeload_close(f);
+    {   /* a NULL argument still clears every out-pointer the caller did pass */
+        safeload_model *mo = (safeload_model *)&e;
+        safeload_loaded *lo = (safeload_loaded *)&e;
+        void *buf = &e;
+        size_t bn = 7;
+        CHECK(safeload_model_open(&mo, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT && mo == NULL);
+        CHECK(safeload_load_all(NULL, SAFELOAD_F32, NULL, &lo, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(lo == NULL);
+        CHECK(safeload_serialize(&buf, NULL, NULL, 0, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(buf == NULL);
+        CHECK(safeload_serialize(NULL, &bn, NULL, 0, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(bn == 0);
+    }
 }
 
 /* ---- a pool reused across loads; the thread-count default ---- */

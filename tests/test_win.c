@@ -44,6 +44,7 @@ static void tw_make(void) {
 static int tw_check(const safeload_loaded *l, safeload_dtype dt) {
     size_t i, k;
     int bad = 0;
+    if (!l) return 0;   /* the load failed (already reported) */
     for (i = 0; i < l->count; i++) {
         for (k = 0; k < TW_N && strcmp(tw_names[k], l->tensors[i].name) != 0; k++) {}
         if (k == TW_N) { bad++; continue; }
@@ -70,7 +71,7 @@ int main(void) {
     char dir[256], path[320], sdir[300], idx[340];
     safeload_error e;
     safeload_model *m;
-    safeload_loaded *l;
+    safeload_loaded *l = NULL;
     safeload_pool *pool;
     int th, io;
     size_t i;
