@@ -26,19 +26,18 @@ typedef CHAR *LPSTR;
 typedef const CHAR *LPCSTR;
 typedef BOOL *LPBOOL;
 typedef union _LARGE_INTEGER {
+    struct { DWORD LowPart; LONG HighPart; };
     struct { DWORD LowPart; LONG HighPart; } u;
     LONGLONG QuadPart;
 } LARGE_INTEGER, *PLARGE_INTEGER;
 typedef struct _OVERLAPPED {
     ULONG_PTR Internal, InternalHigh;
-    union { struct { DWORD Offset, OffsetHigh; } s; PVOID Pointer; } u;
+    union { struct { DWORD Offset, OffsetHigh; }; PVOID Pointer; };   /* anonymous, as in the SDK */
     HANDLE hEvent;
 } OVERLAPPED, *LPOVERLAPPED;
-#define Offset u.s.Offset          /* the SDK's anonymous members, spelled for C99 */
-#define OffsetHigh u.s.OffsetHigh
 typedef struct _SECURITY_ATTRIBUTES SECURITY_ATTRIBUTES, *LPSECURITY_ATTRIBUTES;
 typedef struct _SYSTEM_INFO {
-    union { DWORD dwOemId; struct { WORD wProcessorArchitecture, wReserved; } s; } u;
+    union { DWORD dwOemId; struct { WORD wProcessorArchitecture, wReserved; }; };
     DWORD dwPageSize;
     LPVOID lpMinimumApplicationAddress, lpMaximumApplicationAddress;
     DWORD_PTR dwActiveProcessorMask;
