@@ -165,7 +165,8 @@ typedef enum safeload_result {
 #define SAFELOAD_NO_OFFSET UINT64_MAX
 
 /* Filled in by every call that takes one (may be NULL). Fixed-size so that reporting an error
-   can never fail; long names are truncated. */
+   can never fail; long names are truncated. A call that fails has set every out-pointer it was
+   given to NULL (and sizes to 0), whatever the failure, so cleanup code can free them blindly. */
 typedef struct safeload_error {
     safeload_result code;
     uint64_t offset;        /* byte offset in `file`, or SAFELOAD_NO_OFFSET */
@@ -2989,6 +2990,8 @@ SL__DEF safeload_result safeload_view(safeload_file *f, const safeload_tensor *t
     uintptr_t addr;
     size_t al = 4096;
     sl__clear_error(err);
+    if (data) *data = NULL;
+    if (alignment) *alignment = 0;
     if (!sl__owns(f, t) || !data)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f ? f->path : "", SAFELOAD_NO_OFFSET,
                         NULL, 0, "tensor does not belong to this file, or data is NULL");
@@ -3075,6 +3078,7 @@ SL__DEF safeload_result safeload_check_keys(const safeload_file *f, const char *
                                             safeload_error *err) {
     sl__nameset ns;
     sl__clear_error(err);
+    if (report) memset(report, 0, sizeof *report);
     if (!f || !report)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "file or report is NULL");
@@ -5222,6 +5226,7 @@ SL__DEF safeload_result safeload_model_check_keys(const safeload_model *m,
                                                   safeload_error *err) {
     sl__nameset ns;
     sl__clear_error(err);
+    if (report) memset(report, 0, sizeof *report);
     if (!m || !report)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "model or report is NULL");
@@ -6191,6 +6196,7 @@ SL__DEF safeload_result safeload_load(safeload_model *m, safeload_request *reqs,
                                       const safeload_load_desc *desc, safeload_arena **arena,
                                       safeload_error *err) {
     sl__clear_error(err);
+    if (arena) *arena = NULL;
     if (!m) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "model is NULL");
     return sl__load_run(m->shards, m->n_shards, sl__resolve_model, m, reqs, n, desc, arena, err);
@@ -6200,6 +6206,7 @@ SL__DEF safeload_result safeload_load_file(safeload_file *f, safeload_request *r
                                            const safeload_load_desc *desc,
                                            safeload_arena **arena, safeload_error *err) {
     sl__clear_error(err);
+    if (arena) *arena = NULL;
     if (!f) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "file is NULL");
     return sl__load_run(&f, 1, sl__resolve_file, f, reqs, n, desc, arena, err);

@@ -806,6 +806,27 @@ static void test_request_errors(const tl_model *m, const char *path) {
         CHECK(buf == NULL);
         CHECK(safeload_serialize(NULL, &bn, NULL, 0, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
         CHECK(bn == 0);
+        {
+            safeload_arena *ar = (safeload_arena *)&e;
+            const void *vp = &e;
+            size_t al = 7;
+            safeload_key_report rep;
+            memset(&rep, 0xA5, sizeof rep);
+            CHECK(safeload_load(NULL, NULL, 0, NULL, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(ar == NULL);
+            ar = (safeload_arena *)&e;
+            CHECK(safeload_load_file(NULL, NULL, 0, NULL, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(ar == NULL);
+            CHECK(safeload_view(NULL, NULL, &vp, &al, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(vp == NULL && al == 0);
+            CHECK(safeload_check_keys(NULL, NULL, 0, &rep, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(rep.missing == NULL && rep.unexpected == NULL);
+            safeload_key_report_free(&rep);
+            memset(&rep, 0xA5, sizeof rep);
+            CHECK(safeload_model_check_keys(NULL, NULL, 0, &rep, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(rep.missing == NULL && rep.unexpected == NULL);
+            safeload_key_report_free(&rep);
+        }
     }
 }
 
