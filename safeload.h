@@ -3662,30 +3662,30 @@ SL__FORCEINLINE void sl__sse2_f8(unsigned char *d, const unsigned char *s, int n
 SL__FORCEINLINE void sl__b_f32_f16_sse2(unsigned char *d, const unsigned char *s, int nt) {
     sl__st128(d, sl__sse2_f32x8_f16(sl__ld128(s), sl__ld128(s + 16)), nt);
 }
-static SL__NOINLINE void sl__sse2_f16x16_f32_st(unsigned char *d, __m128i a, __m128i b, int nt) {
+/* 16 f16 (a, b) -> 16 f32 at d; normal: every lane is a normal f16 */
+SL__FORCEINLINE void sl__sse2_f16x16_f32_do(unsigned char *d, __m128i a, __m128i b, int nt,
+                                            int normal) {
     __m128i lo, hi;
-    sl__sse2_f16x8_f32(a, &lo, &hi);
-    sl__st128(d, lo, nt);
-    sl__st128(d + 16, hi, nt);
-    sl__sse2_f16x8_f32(b, &lo, &hi);
-    sl__st128(d + 32, lo, nt);
-    sl__st128(d + 48, hi, nt);
+    int k;
+    for (k = 0; k < 2; k++) {
+        if (normal) sl__sse2_f16x8_f32n(k ? b : a, &lo, &hi);
+        else sl__sse2_f16x8_f32(k ? b : a, &lo, &hi);
+        sl__st128(d + 32 * k, lo, nt);
+        sl__st128(d + 32 * k + 16, hi, nt);
+    }
+}
+static SL__NOINLINE void sl__sse2_f16x16_f32_st(unsigned char *d, __m128i a, __m128i b, int nt) {
+    sl__sse2_f16x16_f32_do(d, a, b, nt, 0);
 }
 /* 16 f16 -> 16 f32: one test for both vectors (20 % more throughput than a test per 8, with
    about 0.95x instead of 0.9x memcpy at 512 MiB). */
 SL__FORCEINLINE void sl__b_f16_f32_sse2(unsigned char *d, const unsigned char *s, int nt) {
-    __m128i a = sl__ld128(s), b = sl__ld128(s + 16), lo, hi;
+    __m128i a = sl__ld128(s), b = sl__ld128(s + 16);
     if (SL__UNLIKELY(_mm_movemask_epi8(_mm_or_si128(sl__sse2_f16_rare(a),
-                                                    sl__sse2_f16_rare(b))) != 0)) {
+                                                    sl__sse2_f16_rare(b))) != 0))
         sl__sse2_f16x16_f32_st(d, a, b, nt);
-        return;
-    }
-    sl__sse2_f16x8_f32n(a, &lo, &hi);
-    sl__st128(d, lo, nt);
-    sl__st128(d + 16, hi, nt);
-    sl__sse2_f16x8_f32n(b, &lo, &hi);
-    sl__st128(d + 32, lo, nt);
-    sl__st128(d + 48, hi, nt);
+    else
+        sl__sse2_f16x16_f32_do(d, a, b, nt, 1);
 }
 /* As sl__b_f32_bf16_avx2: one NaN test per block, the select only for a block with a NaN. */
 SL__INLINE void sl__b_f32_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
