@@ -43,7 +43,8 @@
        Every fallible call returns a safeload_result (SAFELOAD_OK == 0) and, when given a
        safeload_error*, fills it with a stable id (safeload_result_id), the byte offset in the
        file where the problem is, the file, the tensor name and a short message. The library
-       never prints, never aborts on bad input, and frees everything it allocated on failure.
+       never prints, never aborts on bad input, and frees everything it allocated on failure;
+       after a failure every out-pointer the call was given is NULL.
 
    Threads
        Everything a call needs travels in its arguments; the one static is a write-once cache
