@@ -3026,8 +3026,7 @@ static safeload_result sl__check_keys(const sl__nameset *ns, const char *const *
     unsigned char *seen;
     sl__table dedup;
     size_t i;
-    memset(rep, 0, sizeof *rep);
-    rep->allocator_ = *a;
+    rep->allocator_ = *a;                 /* the caller has zeroed *rep */
     if (n && !expected)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "expected is NULL");
@@ -5850,8 +5849,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
 
     memset(&L, 0, sizeof L);
     memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    if (arena_out) *arena_out = NULL;
+    if (desc) d = *desc;                  /* the caller has set *arena_out to NULL */
     if (n && !reqs)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "requests is NULL");
