@@ -3273,12 +3273,14 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
 
 /* The NT loop starts at a 64-byte boundary (the head goes through NAME##_run) and writes whole
    64-byte lines per iteration (U blocks): a line filled by one burst of streaming stores leaves
-   the write-combining buffer at once; at 512 MiB that is worth about 10 % on AVX2.
-   It also prefetches the source SL__PF_AHEAD bytes ahead, one prefetch per 64 bytes it reads,
+   the write-combining buffer at once; at 512 MiB that is worth about 10 % on AVX2. U also makes
+   an iteration read at least 64 bytes (SSE2 f16 -> f32 read 32, and gained 5 % from this).
+   It prefetches the source SL__PF_AHEAD bytes ahead, one prefetch per 64 bytes it reads,
    never past the source's end. With streaming stores the hardware prefetchers alone leave the
    input stream short: at 512 MiB this is worth 5-20 % on every kernel here (2-4 KiB ahead was
    best; NTA hints were worse than T0). */
-#define SL__NT_U(N, DSZ) ((N) * (DSZ) >= 64 ? 1 : 64 / ((N) * (DSZ)))
+#define SL__NT_U1(X) ((X) >= 64 ? 1 : (X) >= 32 ? 2 : 4)
+#define SL__NT_U(N, DSZ, SSZ) SL__MAX(SL__NT_U1((N) * (DSZ)), SL__NT_U1((N) * (SSZ)))
 #define SL__PF_AHEAD 4096u
 #define SL__PF_SRC(ss, se, BYTES)                                                              \
     do {                                                                                       \
@@ -3290,7 +3292,7 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
 #define SL__GEN_NT(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                            \
     static SL__NOINLINE TGT void NAME##_run_nt(unsigned char *d, const unsigned char *s,      \
                                                size_t n) {                                     \
-        const size_t U = SL__NT_U(N, DSZ), B = (N) * (DSZ), A = (N) * (SSZ);                   \
+        const size_t U = SL__NT_U(N, DSZ, SSZ), B = (N) * (DSZ), A = (N) * (SSZ);                   \
         size_t i = 0, mis = (size_t)((uintptr_t)d & 63u);                                      \
         const unsigned char *se = s + n * (SSZ);                                               \
         if (mis % (DSZ) == 0) {                                                                \
