@@ -3737,15 +3737,12 @@ SL__FORCEINLINE __m128i sl__sse2_f16x8_bf16n(__m128i v) {
     return _mm_add_epi16(_mm_and_si128(r, _mm_set1_epi16((short)0x8FFF)),
                          _mm_set1_epi16(112 << 7));
 }
-/* f16 -> bf16 through f32, for blocks that hold an Inf or NaN */
+/* f16 -> bf16 through f32, for blocks that hold an Inf or NaN (rare enough that the NaN
+   select runs on every lane) */
 SL__INLINE __m128i sl__sse2_f16x8_bf16_fp(__m128i v) {
     __m128i lo, hi;
-    __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(v, _mm_set1_epi16(0x7FFF)),
-                                  _mm_set1_epi16(0x7C00));
     sl__sse2_f16x8_f32(v, &lo, &hi);
-    if (_mm_movemask_epi8(nan) != 0)
-        return sl__sse2_pack_hi(sl__sse2_bf16hi(lo), sl__sse2_bf16hi(hi));
-    return sl__sse2_pack_hi(sl__sse2_bf16rne(lo), sl__sse2_bf16rne(hi));
+    return sl__sse2_pack_hi(sl__sse2_bf16hi(lo), sl__sse2_bf16hi(hi));
 }
 /* 8 f16 without Inf/NaN -> bf16, for the blocks that hold a zero or subnormal: the common
    form for every lane, and for exponent 0 m * 2^-24 in f32 (cvtdq2ps of the mantissa and one
