@@ -1654,65 +1654,125 @@ static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_
     return SAFELOAD_OK;
 }
 
-/* The exact decimal digits of 2^1024 - 2^970: the smallest magnitude that rounds to infinity
-   as a double. serde_json rejects such numbers ("number out of range") even in fields it
-   otherwise ignores. */
-static const char sl__dbl_overflow_digits[] =
-    "17976931348623158079372897140530341507993413271003782693617377898044496829276475094664"
-    "90179775872070963302864166928879109465555478519404026306574886715058206819089020007083"
-    "83676273854845817711531764475730270069855571366959622842914819860834936475292719074168"
-    "444365510704342711559699508093042880177904174497792";
-
 #define SL__ISDIGIT(c) ((unsigned)((c) - '0') < 10u)
 
-/* Any JSON number (in a field we otherwise ignore): grammar and double range. */
+/* Numbers in fields the reference does not read (unknown tensor fields, at any depth) still go
+   through serde_json's number parser, and the reference builds serde_json without its exact
+   float feature. So what passes is decided by that parser, not by JSON or by correct rounding:
+   - the significand keeps the leading digits while they fit in 64 bits; the integer digits
+     after that raise the exponent, the fraction digits after that are dropped;
+   - "at least one digit after the point" is checked as "the exponent is not back to 0", so
+     an integer that overflowed 64 bits may end in a bare point (18446744073709551616.), and
+     one that overflowed by a single digit may not take exactly one more fraction digit that
+     still fits (18446744073709551616.0 is rejected);
+   - the value is (double)significand * 10^exponent, one rounded multiply with the double
+     nearest 10^exponent, and an infinite product is "number out of range": so
+     1.7976931348623158e308 is rejected although it rounds to the largest double;
+   - an exponent beyond 308, or past 2^31 - 1 with a '+' or no sign, is out of range unless the
+     significand is 0; negative exponents never fail. */
+static const uint64_t sl__pow10_bits[20] = {    /* the doubles nearest 10^289 .. 10^308 */
+    0x7BF06B0BB1FB384CULL, 0x7C2485CE9E7A065FULL, 0x7C59A742461887F6ULL, 0x7C9008896BCF54FAULL,
+    0x7CC40AABC6C32A38ULL, 0x7CF90D56B873F4C7ULL, 0x7D2F50AC6690F1F8ULL, 0x7D63926BC01A973BULL,
+    0x7D987706B0213D0AULL, 0x7DCE94C85C298C4CULL, 0x7E031CFD3999F7B0ULL, 0x7E37E43C8800759CULL,
+    0x7E6DDD4BAA009303ULL, 0x7EA2AA4F4A405BE2ULL, 0x7ED754E31CD072DAULL, 0x7F0D2A1BE4048F90ULL,
+    0x7F423A516E82D9BAULL, 0x7F76C8E5CA239029ULL, 0x7FAC7B1F3CAC7433ULL, 0x7FE1CCF385EBC8A0ULL
+};
+
+/* the 128-bit product of two 64-bit numbers, from 32-bit limbs (no __int128 in C99) */
+static void sl__mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo) {
+    uint64_t al = a & 0xFFFFFFFFu, ah = a >> 32, bl = b & 0xFFFFFFFFu, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);
+    *lo = (ll & 0xFFFFFFFFu) | (mid << 32);
+    *hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+/* Does (double)sig * (the double nearest 10^e) round to infinity? Exactly, in integers, so
+   the caller's FP environment plays no part. Only 289 <= e <= 308 can: below, even
+   2^64 * 10^288 is under 2^1024. Infinity iff the exact product of the two doubles reaches
+   the midpoint 2^1024 - 2^970 between the largest double and 2^1024 (its tie rounds up). */
+static int sl__serde_overflows(uint64_t sig, int e) {
+    uint64_t pb = sl__pow10_bits[e - 289], ma = sig, mb, hi, lo, rhi, rlo;
+    int ea = 0, eb, t, n = 64, sh;
+    while (!(ma >> 63)) { ma <<= 1; n--; }
+    ma = sig;
+    if (n > 53) {                                  /* round sig to 53 bits, ties to even */
+        uint64_t rem, half;
+        sh = n - 53;
+        rem = sig & ((1ULL << sh) - 1);
+        half = 1ULL << (sh - 1);
+        ma = sig >> sh;
+        if (rem > half || (rem == half && (ma & 1))) ma++;
+        if (ma >> 53) { ma >>= 1; sh++; }
+        ea = sh;
+    }
+    mb = (pb & ((1ULL << 52) - 1)) | (1ULL << 52);
+    eb = (int)((pb >> 52) & 0x7FF) - 1075;
+    sl__mul128(ma, mb, &hi, &lo);                  /* P = ma * mb < 2^106 */
+    /* P * 2^t >= 2^54 - 1 with t = ea + eb - 970 */
+    t = ea + eb - 970;
+    if (t >= 0) {
+        if (t >= 54) return 1;
+        /* P * 2^t needs no more than 106 + 53 bits; compare P >= ceil((2^54-1) / 2^t) */
+        return hi != 0 || lo >= (((1ULL << 54) - 1) + ((1ULL << t) - 1)) >> t;
+    }
+    t = -t;                                        /* P >= (2^54 - 1) * 2^t */
+    if (t >= 74) return 0;                         /* the right side is >= 2^127 > P */
+    rhi = t >= 64 ? ((1ULL << 54) - 1) << (t - 64) : t > 10 ? ((1ULL << 54) - 1) >> (64 - t) : 0;
+    rlo = t >= 64 ? 0 : ((1ULL << 54) - 1) << t;
+    return hi > rhi || (hi == rhi && lo >= rlo);
+}
+
+/* Any JSON number in a field we otherwise ignore, with serde_json's rules (above). */
 static safeload_result sl__jnumber_any(sl__jp *j) {
-    unsigned char *p = j->p, *s = p, *ip, *ie, *fp = NULL, *fe = NULL, *q;
-    int64_t e10 = 0, expo = 0;
-    int eneg = 0, i;
+    unsigned char *p = j->p, *s = p;
+    uint64_t sig = 0;
+    int64_t ex = 0, e = 0;
+    int full = 0, eneg = 0;
+    unsigned d;
     if (*p == '-') p++;
-    ip = p;
     if (*p == '0') { p++; if (SL__ISDIGIT(*p)) return sl__jfail(j, p, "invalid number"); }
-    else if (SL__ISDIGIT(*p)) { while (SL__ISDIGIT(*p)) p++; }
-    else return sl__jfail(j, p, "invalid number");
-    ie = p;
+    else if (!SL__ISDIGIT(*p)) return sl__jfail(j, p, "invalid number");
+    for (; SL__ISDIGIT(*p); p++) {
+        d = (unsigned)(*p - '0');
+        if (!full && sig <= (UINT64_MAX - d) / 10) sig = sig * 10 + d;
+        else { full = 1; ex++; }
+    }
+    if (*p != '.' && *p != 'e' && *p != 'E' && !full) {      /* an integer: never fails */
+        j->p = p;
+        return SAFELOAD_OK;
+    }
     if (*p == '.') {
-        p++;
-        if (!SL__ISDIGIT(*p)) return sl__jfail(j, p, "invalid number");
-        fp = p;
-        while (SL__ISDIGIT(*p)) p++;
-        fe = p;
+        int dropped = 0;
+        for (p++; SL__ISDIGIT(*p); p++) {
+            d = (unsigned)(*p - '0');
+            if (dropped || sig > (UINT64_MAX - d) / 10) dropped = 1;
+            else { sig = sig * 10 + d; ex--; }
+        }
+        if (!dropped && ex == 0) return sl__jfail(j, p, "invalid number");
     }
     if (*p == 'e' || *p == 'E') {
+        int over = 0;
         p++;
         if (*p == '+' || *p == '-') { eneg = *p == '-'; p++; }
         if (!SL__ISDIGIT(*p)) return sl__jfail(j, p, "invalid number");
-        while (SL__ISDIGIT(*p)) { if (expo < 1000000000) expo = expo * 10 + (*p - '0'); p++; }
+        for (; SL__ISDIGIT(*p); p++) {
+            d = (unsigned)(*p - '0');
+            if (over || e > (INT32_MAX - (int64_t)d) / 10) over = 1;
+            else e = e * 10 + d;
+        }
+        if (over) {
+            j->p = p;
+            return sig != 0 && !eneg ? sl__jfail(j, s, "number out of range") : SAFELOAD_OK;
+        }
+        ex = eneg ? ex - e : ex + e;
+        if (ex > INT32_MAX) ex = INT32_MAX;
+        if (ex < INT32_MIN) ex = INT32_MIN;
     }
     j->p = p;
-    /* decimal exponent of the first significant digit */
-    for (q = ip; q < ie && *q == '0'; q++) {}
-    if (q < ie) e10 = (int64_t)(ie - q) - 1;
-    else {
-        if (!fp) return SAFELOAD_OK;
-        for (q = fp; q < fe && *q == '0'; q++) {}
-        if (q == fe) return SAFELOAD_OK;            /* zero, whatever the exponent */
-        e10 = -(int64_t)(q - fp) - 1;
-    }
-    e10 += eneg ? -expo : expo;
-    if (e10 < 308) return SAFELOAD_OK;
-    if (e10 == 308) {
-        /* compare the significant digits (integer part, then fraction) with the threshold */
-        int seg = (q >= ip && q < ie) ? 0 : 1;
-        for (i = 0; i < (int)sizeof sl__dbl_overflow_digits - 1; i++) {
-            int d = 0, t = sl__dbl_overflow_digits[i] - '0';
-            if (seg == 0 && q == ie) { seg = 1; q = fp; }
-            if (seg == 1 && (!fp || q == fe)) seg = 2;
-            if (seg < 2) d = *q++ - '0';
-            if (d != t) return d < t ? SAFELOAD_OK : sl__jfail(j, s, "number out of range");
-        }
-    }
-    return sl__jfail(j, s, "number out of range");
+    if (sig == 0 || ex < 289) return SAFELOAD_OK;
+    if (ex > 308 || sl__serde_overflows(sig, (int)ex)) return sl__jfail(j, s, "number out of range");
+    return SAFELOAD_OK;
 }
 
 /* A non-negative integer that fits in 64 bits (shape dims, data_offsets). */

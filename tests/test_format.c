@@ -566,6 +566,33 @@ static void test_json_meta_depth(void) {
     OKH(EF("\"x\":-1.7976931348623157e308"), 4); OKH(EF("\"x\":1e-400"), 4); OKH(EF("\"x\":-0"), 4);
     OKH(EF("\"x\":18446744073709551616"), 4); OKH(EF("\"x\":-9223372036854775809"), 4);
     OKH(EF("\"x\":0.000000000000000000000000000001e-10"), 4);
+    {
+        /* serde_json's own number rules (the reference builds it without exact floats):
+           the value is (double)first-digits * 10^e in one rounded multiply, and the check for
+           a fraction digit looks at the exponent. NUMOFF(k): k bytes into the number. */
+#define NUMOFF(k) (8u + sizeof EF("") - 3u + 4u + (k))
+        EXP(EF("\"x\":1.7976931348623158e308"), 4, INVALID_JSON, NUMOFF(0));
+        EXP(EF("\"x\":-17976931348623158e292"), 4, INVALID_JSON, NUMOFF(0));
+        EXP(EF("\"x\":1797693134862315665e290"), 4, INVALID_JSON, NUMOFF(0));
+        OKH(EF("\"x\":179769313486231580e291"), 4);         /* same value, other digits */
+        OKH(EF("\"x\":179769313486231598e291"), 4);         /* rounds to inf, product does not */
+        OKH(EF("\"x\":18446744073709551616."), 4);          /* 2^64: a bare point passes */
+        OKH(EF("\"x\":-18446744073709551616.e5"), 4);
+        EXP(EF("\"x\":18446744073709551616.0"), 4, INVALID_JSON, NUMOFF(22));
+        EXP(EF("\"x\":18446744073709551619.5"), 4, INVALID_JSON, NUMOFF(22));
+        OKH(EF("\"x\":18446744073709551616.6"), 4);         /* that digit no longer fits */
+        OKH(EF("\"x\":18446744073709551616.00"), 4);
+        OKH(EF("\"x\":18446744073709551620.0"), 4);
+        OKH(EF("\"x\":184467440737095516160.0"), 4);
+        EXP(EF("\"x\":1."), 4, INVALID_JSON, NUMOFF(2));
+        EXP(EF("\"x\":1e2147483648"), 4, INVALID_JSON, NUMOFF(0));
+        EXP(EF("\"x\":-1e2147483648"), 4, INVALID_JSON, NUMOFF(0));
+        EXP(EF("\"x\":1e309"), 4, INVALID_JSON, NUMOFF(0));
+        OKH(EF("\"x\":1e-2147483649"), 4); OKH(EF("\"x\":0e2147483648"), 4);
+        OKH(EF("\"x\":0.0e400"), 4); OKH(EF("\"x\":1e288"), 4);
+        OKH(EF("\"x\":18446744073709551615e288"), 4);       /* (2^64) * 10^288 < 2^1024 */
+#undef NUMOFF
+    }
 }
 
 /* ---- rule 5: what must be accepted --------------------------------------------------- */
