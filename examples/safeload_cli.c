@@ -43,11 +43,36 @@ static int usage(void) {
     return 2;
 }
 
+/* Names, metadata and messages come from the file: control bytes are written as \xNN so a
+   hostile checkpoint cannot drive the terminal or forge output lines. Pads to width bytes. */
+static void put_text(FILE *o, const char *s, size_t n, size_t width) {
+    size_t i, w = 0;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7F) { fprintf(o, "\\x%02x", c); w += 4; }
+        else { fputc(c, o); w++; }
+    }
+    for (; w < width; w++) fputc(' ', o);
+}
+static void put_str(FILE *o, const char *s) { put_text(o, s, strlen(s), 0); }
+
+static void print_warning(const safeload_error *w) {
+    fprintf(stderr, "warning: ");
+    put_str(stderr, w->file);
+    fprintf(stderr, ": %s: ", safeload_result_id(w->code));
+    put_str(stderr, w->message);
+    fprintf(stderr, " [tensor ");
+    put_str(stderr, w->tensor);
+    fprintf(stderr, "]\n");
+}
+
 /* error: PATH: ID: message (byte N) */
 static void print_error(const char *path, const safeload_error *e) {
-    fprintf(stderr, "error: %s: %s: %s", e->file[0] ? e->file : path,
-            safeload_result_id(e->code), e->message);
-    if (e->tensor[0]) fprintf(stderr, " [tensor %s]", e->tensor);
+    fprintf(stderr, "error: ");
+    put_str(stderr, e->file[0] ? e->file : path);
+    fprintf(stderr, ": %s: ", safeload_result_id(e->code));
+    put_str(stderr, e->message);
+    if (e->tensor[0]) { fprintf(stderr, " [tensor "); put_str(stderr, e->tensor); fputc(']', stderr); }
     if (e->offset != SAFELOAD_NO_OFFSET) fprintf(stderr, " (byte %llu)",
                                                  (unsigned long long)e->offset);
     fputc('\n', stderr);
@@ -112,7 +137,11 @@ static void inspect_table(const safeload_file *f, const char *path) {
         printf("metadata:\n");
         for (i = 0; i < safeload_metadata_count(f); i++) {
             const safeload_kv *kv = safeload_metadata_at(f, i);
-            printf("  %s: %s\n", kv->key, kv->value);
+            printf("  ");
+            put_text(stdout, kv->key, kv->key_len, 0);
+            printf(": ");
+            put_text(stdout, kv->value, kv->value_len, 0);
+            putchar('\n');
         }
     }
     printf("%-*s  %-11s  %-20s  %10s  %s\n", (int)w, "name", "dtype", "shape", "size", "offset");
@@ -120,8 +149,9 @@ static void inspect_table(const safeload_file *f, const char *path) {
         const safeload_tensor *t = safeload_tensor_at(f, i);
         shape_string(shape, sizeof shape, t);
         human_bytes(size, sizeof size, t->nbytes);
-        printf("%-*s  %-11s  %-20s  %10s  %llu\n", (int)w, t->name, safeload_dtype_name(t->dtype),
-               shape, size, (unsigned long long)t->begin);
+        put_text(stdout, t->name, t->name_len, w);
+        printf("  %-11s  %-20s  %10s  %llu\n", safeload_dtype_name(t->dtype), shape, size,
+               (unsigned long long)t->begin);
     }
 }
 
@@ -157,8 +187,11 @@ static int open_model(const char *path, safeload_model **m, safeload_error *e) {
 }
 
 static void print_verify_error(const char *path, const safeload_error *e) {
-    printf("error: %s: %s: %s", path, safeload_result_id(e->code), e->message);
-    if (e->file[0] && strcmp(e->file, path) != 0) printf(" [file %s]", e->file);
+    printf("error: ");
+    put_str(stdout, path);
+    printf(": %s: ", safeload_result_id(e->code));
+    put_str(stdout, e->message);
+    if (e->file[0] && strcmp(e->file, path) != 0) { printf(" [file "); put_str(stdout, e->file); putchar(']'); }
     if (e->offset != SAFELOAD_NO_OFFSET) printf(" (byte %llu)", (unsigned long long)e->offset);
     printf("\n");
 }
@@ -208,7 +241,11 @@ static int cmd_inspect(int argc, char **argv) {
                (unsigned long long)safeload_model_tensor_count(m));
         for (k = 0; k < safeload_model_metadata_count(m); k++) {
             const safeload_kv *kv = safeload_model_metadata_at(m, k);
-            printf("  index %s: %s\n", kv->key, kv->value);
+            printf("  index ");
+            put_text(stdout, kv->key, kv->key_len, 0);
+            printf(": ");
+            put_text(stdout, kv->value, kv->value_len, 0);
+            putchar('\n');
         }
         for (k = 0; k < n; k++) {
             printf("\n");
@@ -217,8 +254,7 @@ static int cmd_inspect(int argc, char **argv) {
     }
     for (k = 0; k < safeload_model_warning_count(m); k++) {
         const safeload_error *w = safeload_model_warning(m, k);
-        fprintf(stderr, "warning: %s: %s: %s [tensor %s]\n", w->file, safeload_result_id(w->code),
-                w->message, w->tensor);
+        print_warning(w);
     }
     safeload_model_close(m);
     return 0;
@@ -240,8 +276,7 @@ static int cmd_verify(int argc, char **argv) {
         bytes += safeload_data_size(safeload_model_shard(m, k));
     for (k = 0; k < safeload_model_warning_count(m); k++) {
         const safeload_error *w = safeload_model_warning(m, k);
-        fprintf(stderr, "warning: %s: %s: %s [tensor %s]\n", w->file, safeload_result_id(w->code),
-                w->message, w->tensor);
+        print_warning(w);
     }
     printf("ok: %s: %llu tensors, %llu bytes\n", argv[0],
            (unsigned long long)safeload_model_tensor_count(m), (unsigned long long)bytes);
@@ -370,8 +405,7 @@ static int cmd_load(int argc, char **argv) {
     }
     for (i = 0; i < (int)safeload_model_warning_count(m); i++) {
         const safeload_error *w = safeload_model_warning(m, (size_t)i);
-        fprintf(stderr, "warning: %s: %s: %s [tensor %s]\n", w->file, safeload_result_id(w->code),
-                w->message, w->tensor);
+        print_warning(w);
     }
     printf("loaded: %llu tensors, %llu bytes in %.3f s, %.2f GB/s (%llu bytes written; %d thread%s, "
            "io %s)\n", (unsigned long long)l->count, (unsigned long long)st.bytes_read, t1 - t0,
@@ -441,8 +475,12 @@ static int cmd_keys(int argc, char **argv) {
         free(buf);
         return is_io(e.code) ? 2 : 1;
     }
-    for (k = 0; k < rep.missing_count; k++) printf("missing: %s\n", rep.missing[k]);
-    for (k = 0; k < rep.unexpected_count; k++) printf("unexpected: %s\n", rep.unexpected[k]);
+    for (k = 0; k < rep.missing_count; k++) {
+        printf("missing: "); put_str(stdout, rep.missing[k]); putchar('\n');
+    }
+    for (k = 0; k < rep.unexpected_count; k++) {
+        printf("unexpected: "); put_str(stdout, rep.unexpected[k]); putchar('\n');
+    }
     printf("%llu expected, %llu in the checkpoint: %llu missing, %llu unexpected\n",
            (unsigned long long)n, (unsigned long long)safeload_model_tensor_count(m),
            (unsigned long long)rep.missing_count, (unsigned long long)rep.unexpected_count);

@@ -19,6 +19,13 @@ check "inspect json" '{"header_bytes":560,"data_bytes":6792,"metadata":{"format"
 run "$CLI" inspect "$T/s.safetensors"; check "inspect exit" 0 "$rc"
 case "$out" in *"model.embed_tokens.weight"*BF16*"[64, 32]"*) ;; *) echo "FAIL: inspect table"; fail=1;; esac
 
+# names and metadata from the file never reach the terminal raw: control bytes print as \xNN
+hdr='{"__metadata__":{"k":"v\u001b[2J"},"a\u001b]0;x\u0007b":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'
+{ printf "\\$(printf %03o ${#hdr})\\000\\000\\000\\000\\000\\000\\000"; printf '%s' "$hdr"; printf 'x'; } > "$T/esc.safetensors"
+run "$CLI" inspect "$T/esc.safetensors"; check "inspect escaped exit" 0 "$rc"
+case "$out" in *'  k: v\x1b[2J'*'a\x1b]0;x\x07b  U8'*) ;; *) echo "FAIL: inspect escapes: $out"; fail=1;; esac
+if printf '%s' "$out" | LC_ALL=C grep -q "$(printf '\033')"; then echo "FAIL: raw ESC in inspect"; fail=1; fi
+
 # verify: invalid files exit 1 with the error id and byte offset
 printf '\001\002\003' > "$T/short.safetensors"
 run "$CLI" verify "$T/short.safetensors"
