@@ -5461,6 +5461,13 @@ static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, 
     return SAFELOAD_OK;
 }
 
+/* A shard as addressable memory (the caller's buffer, or the mapping in mmap mode), or
+   NULL when its bytes must be read. */
+SL__INLINE const unsigned char *sl__mem_base(const sl__load *L, const safeload_file *f) {
+    if (f->src.kind == SL__SRC_MEMORY) return f->src.mem;
+    return L->io == SAFELOAD_IO_MMAP ? f->map : NULL;
+}
+
 /* How many source bytes one task may carry for request r. */
 static uint64_t sl__task_limit(const sl__load *L, const sl__rp *r) {
     uint64_t lim = L->chunk;
@@ -5503,8 +5510,9 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
         uint64_t w1 = ((uint64_t)(uintptr_t)r->dst + (r->dst_len ? r->dst_len - 1 : 0)) / L->chunk;
         if (w0 != w1) return 0;
     }
-    /* host: preadv and mappings take a chunk; staged runs a staging buffer */
-    if (L->io == SAFELOAD_IO_MMAP || L->shards[r->shard]->src.kind == SL__SRC_MEMORY)
+    /* host: preadv and memory (a mapping, the caller's buffer) take a chunk; staged runs a
+       staging buffer (a reader source in mmap mode has no mapping: it is staged) */
+    if (sl__mem_base(L, L->shards[r->shard]))
         cap = L->chunk;
 #if !defined(SL__WINDOWS)
     else if (L->io == SAFELOAD_IO_READ && L->shards[r->shard]->src.kind == SL__SRC_FILE &&
@@ -5585,13 +5593,6 @@ static const safeload_tensor *sl__task_tensor(const sl__load *L, const sl__task 
         if (off < t->off + s->task_pos + s->len) return L->user[s->req].tensor;
     }
     return L->user[L->segs[t->seg0].req].tensor;
-}
-
-/* The task's shard as addressable memory (the caller's buffer, or the mapping in mmap mode), or
-   NULL when its bytes must be read. */
-SL__INLINE const unsigned char *sl__mem_base(const sl__load *L, const safeload_file *f) {
-    if (f->src.kind == SL__SRC_MEMORY) return f->src.mem;
-    return L->io == SAFELOAD_IO_MMAP ? f->map : NULL;
 }
 
 SL__INLINE int sl__is_direct(const sl__load *L, uint32_t shard) {

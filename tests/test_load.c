@@ -396,6 +396,42 @@ static void test_sources(const tl_model *m, const char *path) {
         safeload_loaded_free(l);
         safeload_model_close(mod);
     }
+    /* small tensors back to back whose run is larger than a staging buffer, from a reader in
+       every I/O mode (a reader has no mapping: mmap mode must stage it in pieces) */
+    {
+        static unsigned char a[200000], b[200000];
+        uint64_t sh[1] = {200000};
+        safeload_save_tensor st[2];
+        void *img2 = NULL;
+        size_t n2 = 0, q;
+        int io;
+        memset(st, 0, sizeof st);
+        st[0].name = "a"; st[0].dtype = SAFELOAD_U8; st[0].rank = 1; st[0].shape = sh;
+        st[0].data = a; st[0].nbytes = sizeof a;
+        st[1] = st[0]; st[1].name = "b"; st[1].data = b;
+        for (q = 0; q < sizeof a; q++) { a[q] = (unsigned char)(q * 7); b[q] = (unsigned char)(q * 13 + 1); }
+        CHECK(safeload_serialize(&img2, &n2, st, 2, NULL, &e) == SAFELOAD_OK);
+        for (io = SAFELOAD_IO_DEFAULT; io <= SAFELOAD_IO_DIRECT; io++) {
+            safeload_load_desc d;
+            memset(&d, 0, sizeof d);
+            d.threads = 1;
+            d.io = (safeload_io)io;
+            memset(&tr, 0, sizeof tr);
+            tr.p = (const unsigned char *)img2; tr.n = n2; tr.fail_at = -1;
+            memset(&rd, 0, sizeof rd);
+            rd.read = tl_read; rd.size = n2; rd.user = &tr; rd.name = "test-reader";
+            CHECK(safeload_open_reader(&f, &rd, NULL, &e) == SAFELOAD_OK);
+            CHECK(safeload_model_from_files(&mod, &f, 1, NULL, &e) == SAFELOAD_OK);
+            CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK,
+                      "io %d: %s", io, e.message);
+            CHECK(l->count == 2 && l->tensors[0].nbytes == sizeof a && l->tensors[1].nbytes == sizeof b);
+            CHECK(memcmp(l->tensors[0].data, a, sizeof a) == 0);
+            CHECK(memcmp(l->tensors[1].data, b, sizeof b) == 0);
+            safeload_loaded_free(l);
+            safeload_model_close(mod);
+        }
+        safeload_free(img2, NULL);
+    }
     /* a reader that fails at its k-th call, for every k: IO_ERROR naming the reader and a
        tensor, or success once k is past the last call */
     {
