@@ -6101,12 +6101,15 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
             /* arena space: 64-byte aligned on the host, 256 on a device */
             uint64_t al = p->device ? SL__MAX(256, (uint64_t)L.upload_align) : SL__ALIGN;
             uint64_t *tot = p->device ? &dev_total : &host_total;
+            /* half the address space: no arena gets near it, and the round-ups and the
+               huge-page slack added below cannot wrap */
+            const uint64_t lim = (uint64_t)(SIZE_MAX / 2);
             p->alloc = 1;
-            *tot = (*tot + al - 1) / al * al;
+            *tot = (*tot + al - 1) / al * al;              /* *tot <= lim: no wrap */
             p->dst = (unsigned char *)(uintptr_t)*tot;     /* an offset until the arena exists */
-            if (p->dst_len > UINT64_MAX - *tot) {
+            if (*tot > lim || p->dst_len > lim - *tot) {
                 r = sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
-                             "the arena size overflows");
+                             "the arena would exceed half the address space");
                 goto out;
             }
             *tot += p->dst_len;

@@ -830,6 +830,34 @@ static void test_request_errors(const tl_model *m, const char *path) {
         safeload_arena_free(arena);
     }
     safeload_close(f);
+    {   /* a reader that declares a (2^61 - 1)-byte tensor: eight arena requests for it add up
+           to 2^64 with the alignment, which must be OVERFLOW before anything is allocated or
+           read (the huge-page slack wrapped it to a small arena once) */
+        static char hdr[128];
+        static tl_reader zr;
+        safeload_reader rd;
+        safeload_request rq8[8];
+        uint64_t S = ((uint64_t)1 << 61) - 1, N = 96, k;
+        int len = snprintf(hdr + 8, sizeof hdr - 8,
+                           "{\"a\":{\"dtype\":\"U8\",\"shape\":[%llu],\"data_offsets\":[0,%llu]}}",
+                           (unsigned long long)S, (unsigned long long)S);
+        CHECK(len > 0 && (uint64_t)len <= N);
+        memset(hdr + 8 + len, ' ', (size_t)(N - (uint64_t)len));
+        for (k = 0; k < 8; k++) hdr[k] = (char)(N >> (8 * k));
+        memset(&zr, 0, sizeof zr);
+        zr.p = (const unsigned char *)hdr; zr.n = 8 + N; zr.fail_at = -1;
+        memset(&rd, 0, sizeof rd);
+        rd.read = tl_read; rd.size = 8 + N + S; rd.user = &zr; rd.name = "huge";
+        CHECK(safeload_open_reader(&f, &rd, NULL, &e) == SAFELOAD_OK);
+        memset(rq8, 0, sizeof rq8);
+        for (k = 0; k < 8; k++) rq8[k].name = "a";
+        arena = (safeload_arena *)&e;
+        zr.calls = 0;
+        CHECK(safeload_load_file(f, rq8, 8, NULL, &arena, &e) == SAFELOAD_OVERFLOW);
+        CHECK(arena == NULL && rq8[7].data == NULL && zr.calls == 0);
+        CHECK_STR(e.tensor, "a");
+        safeload_close(f);
+    }
     {   /* a NULL argument still clears every out-pointer the caller did pass */
         safeload_model *mo = (safeload_model *)&e;
         safeload_loaded *lo = (safeload_loaded *)&e;
