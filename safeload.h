@@ -892,6 +892,38 @@ static void sl__os_close(sl__os_file f) {
 #endif
 }
 
+/* The file's size now (it may have changed since it was opened): 0, or an error code. */
+static int sl__os_size(sl__os_file f, uint64_t *size) {
+#if defined(SL__WINDOWS)
+    LARGE_INTEGER li;
+    if (!GetFileSizeEx(f, &li)) return 5;
+    *size = (uint64_t)li.QuadPart;
+    return 0;
+#else
+    struct stat st;
+    if (fstat(f, &st) != 0) return errno ? errno : EIO;
+    if (!S_ISREG(st.st_mode)) return EINVAL;
+    *size = (uint64_t)st.st_size;
+    return 0;
+#endif
+}
+
+/* Are two handles the same file? A second handle opened by path (O_DIRECT) may find another
+   file there now: one renamed over it since the first was opened, or a relative path after a
+   chdir. */
+static int sl__os_same(sl__os_file a, sl__os_file b) {
+#if defined(SL__WINDOWS)
+    BY_HANDLE_FILE_INFORMATION x, y;
+    if (!GetFileInformationByHandle(a, &x) || !GetFileInformationByHandle(b, &y)) return 0;
+    return x.dwVolumeSerialNumber == y.dwVolumeSerialNumber &&
+           x.nFileIndexHigh == y.nFileIndexHigh && x.nFileIndexLow == y.nFileIndexLow;
+#else
+    struct stat x, y;
+    if (fstat(a, &x) != 0 || fstat(b, &y) != 0) return 0;
+    return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+#endif
+}
+
 /* One positional read: bytes read (may be short), 0 at end of file, -errno on error. */
 static int64_t sl__os_pread(sl__os_file f, void *dst, size_t n, uint64_t off) {
 #if defined(SL__WINDOWS)
@@ -6139,9 +6171,18 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
     if (any_dev && (r = sl__resolve_hooks(&L, &d, need_dev, err)) != SAFELOAD_OK) goto out;
 
     /* the I/O mode's handles: mappings, or O_DIRECT handles (falling back to buffered reads
-       where the file system refuses them) */
+       where the file system refuses them, or the path now names another file) */
     if (L.io == SAFELOAD_IO_MMAP) {
-        for (i = 0; i < n_shards; i++)
+        /* a file that shrank since it was opened would fault (SIGBUS) where the mapping
+           passes its end: buffered reads report UNEXPECTED_EOF there instead. (A file cut
+           while the load runs can still fault; mmap cannot tell.) */
+        for (i = 0; i < n_shards; i++) {
+            uint64_t now;
+            if (shards[i]->src.kind == SL__SRC_FILE &&
+                sl__os_size(shards[i]->src.fd, &now) == 0 && now < shards[i]->src.size)
+                L.io = SAFELOAD_IO_READ;
+        }
+        for (i = 0; i < n_shards && L.io == SAFELOAD_IO_MMAP; i++)
             if ((r = sl__file_map(shards[i], err)) != SAFELOAD_OK) goto out;
     } else if (L.io == SAFELOAD_IO_DIRECT) {
         int any = 0;
@@ -6151,7 +6192,16 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
             uint64_t sz = 0;
             L.direct[i] = SL__NO_FILE;
             if (shards[i]->src.kind == SL__SRC_FILE &&
-                sl__os_open(shards[i]->path, 1, L.alloc, &L.direct[i], &sz) == 0) any = 1;
+                sl__os_open(shards[i]->path, 1, L.alloc, &L.direct[i], &sz) == 0) {
+                /* not the file that was opened (replaced since): buffered reads of the
+                   opened one instead */
+                if (!sl__os_same(L.direct[i], shards[i]->src.fd)) {
+                    sl__os_close(L.direct[i]);
+                    L.direct[i] = SL__NO_FILE;
+                } else {
+                    any = 1;
+                }
+            }
         }
         if (!any) L.io = SAFELOAD_IO_READ;
     }

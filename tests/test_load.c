@@ -943,6 +943,57 @@ static void test_view(const tl_model *m, const char *path) {
     safeload_close(f);
 }
 
+/* The file changes on disk after it was opened. Replaced (a rename over it): every I/O mode
+   still loads the bytes of the file that was opened (O_DIRECT reopens by path, and must notice
+   that the path names another file now). Truncated: every mode reports UNEXPECTED_EOF (mmap
+   must not touch pages past the new end, which would be SIGBUS). */
+static void test_changed_file(void) {
+    static float one[50000], two[50000], out[50000];
+    uint64_t shape[1] = {50000};
+    safeload_save_tensor st;
+    safeload_file *f;
+    safeload_error e;
+    char p[400];
+    int io, i;
+    for (i = 0; i < 50000; i++) { one[i] = 1.0f + (float)i; two[i] = -2.0f; }
+    memset(&st, 0, sizeof st);
+    st.name = "w"; st.dtype = SAFELOAD_F32; st.rank = 1; st.shape = shape;
+    st.data = one; st.nbytes = sizeof one;
+    tl_path(p, sizeof p, "changed.safetensors");
+    CHECK(safeload_save(p, &st, 1, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
+    st.data = two;
+    CHECK(safeload_save(p, &st, 1, NULL, &e) == SAFELOAD_OK);       /* renamed over it */
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+        safeload_request q;
+        safeload_load_desc d;
+        memset(&q, 0, sizeof q);
+        memset(&d, 0, sizeof d);
+        memset(out, 0, sizeof out);
+        q.name = "w"; q.dst = out; q.dst_size = sizeof out;
+        d.io = (safeload_io)io; d.threads = 1 + io % 2;
+        CHECK_MSG(safeload_load_file(f, &q, 1, &d, NULL, &e) == SAFELOAD_OK, "io %d: %s", io, e.message);
+        CHECK_MSG(memcmp(out, one, sizeof one) == 0, "io %d read the replacement", io);
+    }
+    safeload_close(f);
+    st.data = one;
+    CHECK(safeload_save(p, &st, 1, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
+    CHECK(truncate(p, 4096) == 0);
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+        safeload_request q;
+        safeload_load_desc d;
+        memset(&q, 0, sizeof q);
+        memset(&d, 0, sizeof d);
+        q.name = "w"; q.dst = out; q.dst_size = sizeof out;
+        d.io = (safeload_io)io;
+        CHECK_MSG(safeload_load_file(f, &q, 1, &d, NULL, &e) == SAFELOAD_UNEXPECTED_EOF,
+                  "io %d: %s", io, safeload_result_id(e.code));
+        CHECK_STR(e.tensor, "w");
+    }
+    safeload_close(f);
+}
+
 int main(void) {
     tl_model m;
     char path[400];
@@ -964,6 +1015,7 @@ int main(void) {
     test_request_errors(&m, path);
     test_pool(&m, path);
     test_view(&m, path);
+    test_changed_file();
     {
         /* allocation failures on a smaller checkpoint (the loop runs once per allocation) */
         tl_model s;
