@@ -1374,6 +1374,12 @@ typedef struct sl__source {
     safeload_reader reader;
 } sl__source;
 
+/* A failed read's error number for messages: a reader returns -errno (or any negative value,
+   INT64_MIN included), or more bytes than asked (reported as EIO, 5). */
+static int64_t sl__err_code(int64_t r) {
+    return r < 0 && r > INT64_MIN ? -r : 5;
+}
+
 /* Exactly n bytes at off, looping over short reads. *calls counts read calls (may be NULL). */
 static safeload_result sl__source_read(const sl__source *s, const char *path, uint64_t off,
                                        void *dst, size_t n, safeload_error *err,
@@ -1396,7 +1402,7 @@ static safeload_result sl__source_read(const sl__source *s, const char *path, ui
         if (r < 0 || (uint64_t)r > n)
             return sl__fail(err, SAFELOAD_IO_ERROR, path, off, NULL, 0,
                             "read of %llu bytes at byte %llu failed (error %lld)",
-                            (sl__ull)n, (sl__ull)off, (long long)(r < 0 ? -r : 0));
+                            (sl__ull)n, (sl__ull)off, (long long)sl__err_code(r));
         if (r == 0)
             return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, path, off, NULL, 0,
                             "file ended at byte %llu, %llu bytes short (it was %llu bytes "
@@ -2432,6 +2438,8 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
         }
         j->p = p + 1;
         if ((r = sl__jstring(j, &k, &kl, &nul)) != SAFELOAD_OK) return r;
+        if (is_map && nul) return sl__jfail(j, kp, "tensor name contains \\u0000");
+        nul = 0;
         p = j->p;
         SL__WS(p);
         if (*p != ':') return sl__junexpected(j, p, "`:`");
@@ -5167,7 +5175,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     tmp = (safeload_kv *)sl__malloc(a, (ix->map_count + 1) * sizeof *tmp);
     names = (const char **)sl__malloc(a, (ix->map_count + 1) * sizeof *names);
     if (!by_shard || !tmp || !names) { r = SL__OOM(err, path); goto done; }
-    memcpy(by_shard, ix->map, ix->map_count * sizeof *by_shard);
+    if (ix->map_count) memcpy(by_shard, ix->map, ix->map_count * sizeof *by_shard);
     sl__sort_kv_by_value(by_shard, tmp, ix->map_count);
     for (i = 0; i < ix->map_count; i++)
         if (!n_names || sl__name_cmp(by_shard[i].value, by_shard[i].value_len, names[n_names - 1],
@@ -5722,7 +5730,7 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
             int64_t r = f->src.reader.read(f->src.reader.user, off, dst,
                                            (size_t)SL__MIN(n, (uint64_t)SL__READ_MAX));
             w->reads++;
-            if (r < 0 || (uint64_t)r > n) { rc = r < 0 ? -r : 5; at = off; break; }
+            if (r < 0 || (uint64_t)r > n) { rc = sl__err_code(r); at = off; break; }
             if (r == 0) { rc = -1; at = off; break; }
             dst += r; off += (uint64_t)r; n -= (uint64_t)r;
             w->bytes_read += (uint64_t)r;
@@ -6700,7 +6708,7 @@ static void sl__put(sl__buf *b, const void *s, size_t n) {
         b->oom = 1;
         return;
     }
-    memcpy(b->p + b->n, s, n);
+    if (n) memcpy(b->p + b->n, s, n);       /* s may be NULL when n is 0 */
     b->n += n;
 }
 
@@ -7100,7 +7108,13 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     }
     if (!ok) DeleteFileW(wtmp);
 #else
-    if (ok) { while (fsync(f) != 0 && errno == EINTR) {} }
+    if (ok) {
+        int rc;
+        while ((rc = fsync(f)) != 0 && errno == EINTR) {}
+        /* EIO, ENOSPC, EDQUOT: the bytes may never reach the disk, so the target is left
+           alone. EINVAL: a file system that cannot sync; the writes themselves succeeded. */
+        if (rc != 0 && errno != EINVAL) ok = 0;
+    }
     ok = (close(f) == 0) && ok;
     f = -1;
     if (ok) ok = rename(tmp, path) == 0;

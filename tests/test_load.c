@@ -348,11 +348,11 @@ static void test_cast_on_load(const tl_model *m, const char *path) {
 }
 
 /* The same checkpoint from memory and through a reader that returns short reads. */
-typedef struct tl_reader { const unsigned char *p; uint64_t n; long calls, fail_at; int eof_at_half; } tl_reader;
+typedef struct tl_reader { const unsigned char *p; uint64_t n; long calls, fail_at; int eof_at_half, fail_min; } tl_reader;
 static int64_t tl_read(void *user, uint64_t off, void *dst, size_t n) {
     tl_reader *r = (tl_reader *)user;
     long k = __atomic_fetch_add(&r->calls, 1, __ATOMIC_RELAXED);
-    if (k == r->fail_at) return -5;
+    if (k == r->fail_at) return r->fail_min ? INT64_MIN : -5;   /* any negative is an error */
     if (r->eof_at_half && off >= r->n / 2) return 0;
     if (off >= r->n) return 0;
     if (n > r->n - off) n = (size_t)(r->n - off);
@@ -453,6 +453,7 @@ static void test_sources(const tl_model *m, const char *path) {
             d.threads = 1 + (int)(k % 3);
             tr.calls = 0;
             tr.fail_at = k;
+            tr.fail_min = (int)(k & 1);
             r = safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e);
             if (k < total_calls) {
                 CHECK_MSG(r == SAFELOAD_IO_ERROR && l == NULL, "k=%ld: %s", k, safeload_result_id(r));
@@ -631,6 +632,17 @@ static void test_shards(const tl_model *m) {
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
         tl_write_text(idx, "{\"weight_map\": {\"a\": 1}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        tl_write_text(idx, "{\"weight_map\": {}}");           /* an empty model: no shard */
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_model_shard_count(mod) == 0 && safeload_model_tensor_count(mod) == 0);
+        safeload_model_close(mod);
+        /* \u0000 in a tensor name or in a shard file name: each error names its own string */
+        tl_write_text(idx, "{\"weight_map\": {\"a\\u0000b\": \"b.safetensors\"}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        CHECK(e.offset == 16 && strstr(e.message, "tensor name") != NULL);
+        tl_write_text(idx, "{\"weight_map\": {\"ab\": \"b\\u0000.safetensors\"}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        CHECK(e.offset == 22 && strstr(e.message, "shard file name") != NULL);
         /* a tensor in a shard that the index does not list: a warning, or an error in strict
            mode; either way it is not part of the model */
         tl_write_index(m, idx, NULL, shard_of);

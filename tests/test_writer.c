@@ -13,6 +13,13 @@
 
 static char g_dir[256];              /* a private scratch directory */
 
+/* fsync, replaced in this program so a test can make it fail like a full or failing disk */
+static int g_fsync_fails;
+int fsync(int fd) {
+    if (g_fsync_fails) { errno = EIO; return -1; }
+    return fdatasync(fd);
+}
+
 /* A hang inside the library is a failure, not a stuck build. */
 static char g_hang_msg[256] = "test_writer: TIMED OUT (a call did not return)\n";
 static void on_alarm(int sig) {
@@ -421,6 +428,7 @@ static void test_round_trips(void) {
             for (k = 0; k < rank; k++) { shapes[i][k] = tu_rand64() % 5; numel *= shapes[i][k]; }
             if (safeload_dtype_bits(dt) % 8) { shapes[i][0] *= 4; numel *= 4; }
             ts[i] = st(names[i], dt, rank, shapes[i], data[i], numel * safeload_dtype_bits(dt) / 8);
+            if (ts[i].nbytes == 0 && (iter & 1)) ts[i].data = NULL;   /* allowed when empty */
             for (j = 0; j < ts[i].nbytes; j++) data[i][j] = (unsigned char)tu_rand64();
         }
         for (i = 0; i < m; i++) {
@@ -633,6 +641,32 @@ static void test_save(void) {
     CHECK_MSG(r == SAFELOAD_OK, "save: %s %s", safeload_result_id(r), err.message);
     CHECK(out && file_equals(path, out, n));
     CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    {   /* fsync fails (EIO): IO_ERROR, the target keeps its bytes, no temporary file left */
+        void *o1 = NULL;
+        size_t n1 = 0;
+        safeload_save_tensor t2 = st("w", SAFELOAD_F32, 1, s2, BYTES + 4, 8);
+        CHECK(safeload_serialize(&o1, &n1, t, 2, NULL, NULL) == SAFELOAD_OK);
+        g_fsync_fails = 1;
+        CHECK(safeload_save(path, &t2, 1, NULL, &err) == SAFELOAD_IO_ERROR);
+        g_fsync_fails = 0;
+        CHECK(o1 && file_equals(path, o1, n1));
+        CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+        safeload_free(o1, NULL);
+    }
+    {   /* an empty tensor may come without a data pointer */
+        static const uint64_t s0[1] = { 0 };
+        safeload_save_tensor e0[2];
+        void *o2 = NULL;
+        size_t n2 = 0;
+        e0[0] = st("empty", SAFELOAD_F32, 1, s0, NULL, 0);
+        e0[1] = t[1];
+        CHECK(safeload_serialize(&o2, &n2, e0, 2, NULL, NULL) == SAFELOAD_OK);
+        snprintf(path2, sizeof path2, "%s/empty.safetensors", g_dir);
+        CHECK(safeload_save(path2, e0, 2, NULL, &err) == SAFELOAD_OK);
+        CHECK(o2 && file_equals(path2, o2, n2));
+        CHECK(remove(path2) == 0);
+        safeload_free(o2, NULL);
+    }
     /* replace it while it is open (mapped): the old mapping keeps the old bytes */
     CHECK(safeload_open(&old, path, NULL, &err) == SAFELOAD_OK);
     CHECK(old && safeload_view(old, safeload_find(old, "w"), &view, &al, NULL) == SAFELOAD_OK);
