@@ -356,7 +356,8 @@ typedef struct safeload_model_desc {
 } safeload_model_desc;
 
 /* path: a .safetensors file, an index .json, or a directory holding
-   model.safetensors.index.json (or exactly one .safetensors file). */
+   model.safetensors.index.json, or else exactly one *.safetensors.index.json, or else exactly
+   one .safetensors file. */
 SAFELOAD_API safeload_result safeload_model_open(safeload_model **out, const char *path,
                                                  const safeload_model_desc *desc,
                                                  safeload_error *err);
@@ -5040,7 +5041,7 @@ typedef struct sl__dirscan {
     const safeload_allocator *a;
     char *index;                /* a *.safetensors.index.json (model.* preferred) */
     char *single;               /* the only *.safetensors */
-    int n_index, n_single, oom;
+    int n_index, n_single, oom, has_model;
 } sl__dirscan;
 
 static int sl__ends_with(const char *s, const char *suffix) {
@@ -5059,6 +5060,7 @@ static int sl__dirscan_fn(void *user, const char *name) {
     char **slot = NULL;
     if (sl__ends_with(name, ".safetensors.index.json")) {
         d->n_index++;
+        if (strcmp(name, "model.safetensors.index.json") == 0) d->has_model = 1;
         if (!d->index || strcmp(name, "model.safetensors.index.json") == 0) slot = &d->index;
     } else if (sl__ends_with(name, ".safetensors")) {
         d->n_single++;
@@ -5297,6 +5299,10 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
             r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                          "cannot list the directory");
         else if (d.oom) r = SL__OOM(err, path);
+        else if (d.n_index > 1 && !d.has_model)     /* listing order must not choose */
+            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "%d *.safetensors.index.json files and no model.safetensors.index.json:"
+                         " name one", d.n_index);
         else if (d.index || d.n_single == 1) {
             const char *name = d.index ? d.index : d.single;
             is_index = d.index != NULL;

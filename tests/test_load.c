@@ -693,6 +693,18 @@ static void test_shards(const tl_model *m) {
             snprintf(f2, sizeof f2, "%s/second.safetensors", d2);
             CHECK(tl_save(m, 5, 9, f2));
             CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+            /* two indexes: the listing order must not choose; model.* is chosen when there */
+            snprintf(f2, sizeof f2, "%s/a.safetensors.index.json", d2);
+            tl_write_text(f2, "not json");
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_INVALID_INDEX);
+            snprintf(f2, sizeof f2, "%s/b.safetensors.index.json", d2);
+            tl_write_text(f2, "not json either");
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT && mod == NULL);
+            snprintf(f2, sizeof f2, "%s/model.safetensors.index.json", d2);
+            tl_write_text(f2, "{\"weight_map\": {}}");
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
+            CHECK(safeload_model_tensor_count(mod) == 0);
+            safeload_model_close(mod);
         }
     }
     free((void *)shard_of);
