@@ -400,7 +400,7 @@ typedef struct safeload_device_hooks {
     int  (*pinned_alloc)(void *user, size_t size, void **out);
     void (*pinned_free)(void *user, void *ptr);
     int  (*device_alloc)(void *user, size_t size, void **out);   /* "allocate for me" */
-    void (*device_free)(void *user, void *ptr);                  /* on failure only */
+    void (*device_free)(void *user, void *ptr);   /* safeload_arena_free, or a failed load */
     int  (*begin)(void *user, int workers, int buffers);         /* optional */
     int  (*upload)(void *user, int worker, int buffer, void *device_dst,
                    const void *pinned_src, size_t n);
@@ -410,7 +410,8 @@ typedef struct safeload_device_hooks {
 } safeload_device_hooks;
 
 typedef enum safeload_device {
-    SAFELOAD_DEVICE_NONE = 0,   /* host only; device requests fail with HOOK_MISSING */
+    SAFELOAD_DEVICE_NONE = 0,   /* as HOOKS: with no hooks set, device requests fail with
+                                   HOOK_MISSING */
     SAFELOAD_DEVICE_HOOKS,      /* the hooks in the load desc */
     SAFELOAD_DEVICE_CUDA,       /* desc hooks if set, else the linked safeload_cuda_* functions */
     SAFELOAD_DEVICE_ASCEND      /* desc hooks if set, else the linked safeload_ascend_* ones */
@@ -6116,6 +6117,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
             }
             rb = q->row_begin;
             re = q->row_end;
+            if (rb == 0 && re == rows) re = 0;     /* every row: the whole tensor, F4 too */
         }
         row_bytes = rows ? t->nbytes / rows : 0;
         if (re && row_bytes * rows != t->nbytes) {

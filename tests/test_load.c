@@ -854,6 +854,28 @@ static void test_request_errors(const tl_model *m, const char *path) {
         safeload_arena_free(arena);
     }
     safeload_close(f);
+    {   /* F4 [2, 3]: a row is 1.5 bytes, so one row cannot be sliced, but all rows can */
+        uint64_t sh[2] = {2, 3};
+        unsigned char nib[3] = {0x21, 0x43, 0x65}, out4[3];
+        safeload_save_tensor st;
+        void *img = NULL;
+        size_t in = 0;
+        memset(&st, 0, sizeof st);
+        st.name = "q"; st.dtype = SAFELOAD_F4; st.rank = 2; st.shape = sh;
+        st.data = nib; st.nbytes = 3;
+        CHECK(safeload_serialize(&img, &in, &st, 1, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_open_memory(&f, img, in, NULL, &e) == SAFELOAD_OK);
+        memset(&rq, 0, sizeof rq);
+        rq.name = "q"; rq.dst = out4; rq.dst_size = sizeof out4;
+        rq.row_begin = 0; rq.row_end = 1;
+        CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_SLICE);
+        rq.row_end = 2;
+        memset(out4, 0, sizeof out4);
+        CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_OK);
+        CHECK(rq.nbytes == 3 && memcmp(out4, nib, 3) == 0);
+        safeload_close(f);
+        safeload_free(img, NULL);
+    }
     {   /* a reader that declares a (2^61 - 1)-byte tensor: eight arena requests for it add up
            to 2^64 with the alignment, which must be OVERFLOW before anything is allocated or
            read (the huge-page slack wrapped it to a small arena once) */
