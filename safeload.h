@@ -2415,6 +2415,7 @@ typedef struct sl__index {
     uint32_t *map_pos;          /* index-file offset of each key, for errors */
     safeload_kv *meta;
     size_t meta_count, meta_cap;
+    uint32_t *meta_pos;
     int has_map;
 } sl__index;
 
@@ -2473,14 +2474,14 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
             safeload_kv **arr = is_map ? &ix->map : &ix->meta;
             size_t *cnt = is_map ? &ix->map_count : &ix->meta_count;
             size_t *cap = is_map ? &ix->map_cap : &ix->meta_cap;
+            uint32_t **pos = is_map ? &ix->map_pos : &ix->meta_pos;
             if (*cnt == *cap) {
                 size_t c2 = *cap;
                 if (!sl__grow(j->alloc, (void **)arr, cap, *cnt + 1, sizeof(safeload_kv)) ||
-                    (is_map && !sl__grow(j->alloc, (void **)&ix->map_pos, &c2, *cnt + 1,
-                                         sizeof(uint32_t))))
+                    !sl__grow(j->alloc, (void **)pos, &c2, *cnt + 1, sizeof(uint32_t)))
                     return SL__OOM(j->err, j->path);
             }
-            if (is_map) ix->map_pos[*cnt] = (uint32_t)(kp - j->start);
+            (*pos)[*cnt] = (uint32_t)(kp - j->start);
             (*arr)[(*cnt)++] = kv;
         }
         if (c == ',') {
@@ -2564,6 +2565,7 @@ fail:
     sl__free(a, ix->map);
     sl__free(a, ix->map_pos);
     sl__free(a, ix->meta);
+    sl__free(a, ix->meta_pos);
     memset(ix, 0, sizeof *ix);
     return r == SAFELOAD_INVALID_JSON ? SAFELOAD_INVALID_INDEX : r;
 }
@@ -4921,6 +4923,7 @@ SL__DEF void safeload_model_close(safeload_model *m) {
     sl__free(&a, m->index.map);
     sl__free(&a, m->index.map_pos);
     sl__free(&a, m->index.meta);
+    sl__free(&a, m->index.meta_pos);
     sl__free(&a, m->warnings);
     sl__free(&a, m);
 }
@@ -5156,6 +5159,16 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     m->meta = ix->meta;
     m->meta_count = ix->meta_count;
 
+    /* metadata keys once each, as in a file header (json.load would keep the last) */
+    if (!sl__table_build(&itab, SL__KEYS(ix->meta, safeload_kv), ix->meta_count, m->k0, m->k1,
+                         a, &dup)) { r = SL__OOM(err, path); goto done; }
+    sl__table_free(&itab, a);
+    memset(&itab, 0, sizeof itab);
+    if (dup >= 0) {
+        r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->meta_pos[dup], ix->meta[dup].key,
+                     ix->meta[dup].key_len, "metadata key appears twice");
+        goto done;
+    }
     /* the weight_map: no name twice, safe shard names */
     if (!sl__table_build(&itab, SL__KEYS(ix->map, safeload_kv), ix->map_count, m->k0, m->k1, a,
                          &dup)) { r = SL__OOM(err, path); goto done; }

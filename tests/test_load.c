@@ -632,6 +632,9 @@ static void test_shards(const tl_model *m) {
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
         tl_write_text(idx, "{\"weight_map\": {\"a\": 1}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        tl_write_text(idx, "{\"metadata\": {\"k\": 1, \"k\": 2}, \"weight_map\": {}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && mod == NULL);
+        CHECK(e.offset == 22 && strcmp(e.tensor, "k") == 0);          /* the second "k" */
         tl_write_text(idx, "{\"weight_map\": {}}");           /* an empty model: no shard */
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_OK);
         CHECK(safeload_model_shard_count(mod) == 0 && safeload_model_tensor_count(mod) == 0);
