@@ -368,6 +368,8 @@ SAFELOAD_API safeload_result safeload_model_from_files(safeload_model **out,
                                                        safeload_error *err);
 SAFELOAD_API void safeload_model_close(safeload_model *model);
 SAFELOAD_API size_t safeload_model_shard_count(const safeload_model *model);
+/* 1 when the model came from an index .json (its metadata is the index's), else 0 */
+SAFELOAD_API int safeload_model_has_index(const safeload_model *model);
 SAFELOAD_API safeload_file *safeload_model_shard(const safeload_model *model, size_t i);
 /* All tensors: shards in file-name order, tensors in data-offset order. */
 SAFELOAD_API size_t safeload_model_tensor_count(const safeload_model *model);
@@ -868,10 +870,14 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
     if (direct) return EINVAL;
 #  endif
     SL__UNUSED(a);
-    do fd = open(path, flags); while (fd < 0 && errno == EINTR);
+    /* non-blocking: a FIFO without a writer would otherwise block the open forever. It is
+       refused below; for files and block devices the flag changes nothing, and is cleared. */
+    do fd = open(path, flags | O_NONBLOCK); while (fd < 0 && errno == EINTR);
     if (fd < 0) return errno ? errno : EIO;
     if (fstat(fd, &st) != 0) { int e = errno; close(fd); return e ? e : EIO; }
     if (S_ISDIR(st.st_mode)) { close(fd); return EISDIR; }
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) { close(fd); return ESPIPE; }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (S_ISREG(st.st_mode)) *size = (uint64_t)st.st_size;
     else {
         end = lseek(fd, 0, SEEK_END);
@@ -1055,6 +1061,23 @@ static int sl__os_is_dir(const char *path, const safeload_allocator *a) {
     struct stat st;
     SL__UNUSED(a);
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+#endif
+}
+
+/* Something other than a regular file is at path (a directory, device, FIFO or socket, also
+   through a symlink)? A rename over it would replace it: /dev/null with a checkpoint. */
+static int sl__os_is_special(const char *path, const safeload_allocator *a) {
+#if defined(SL__WINDOWS)
+    DWORD at;
+    wchar_t *w = sl__widen(path, a);
+    if (!w) return 0;
+    at = GetFileAttributesW(w);
+    sl__free(a, w);
+    return at != INVALID_FILE_ATTRIBUTES && (at & (FILE_ATTRIBUTE_DIRECTORY | 0x40u));
+#else
+    struct stat st;
+    SL__UNUSED(a);
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
 #endif
 }
 
@@ -2967,7 +2990,8 @@ SL__DEF safeload_result safeload_open(safeload_file **out, const char *path,
         return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "cannot open: %s (error %d)",
                         e == 2 ? "no such file" : e == 13 ? "permission denied"
-                        : e == 21 ? "is a directory" : "open failed", e);
+                        : e == 21 ? "is a directory"
+                        : e == 29 ? "a pipe or socket, not a file" : "open failed", e);
     }
     return sl__file_finish(out, f, err);
 }
@@ -5356,6 +5380,7 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
 }
 
 SL__DEF size_t safeload_model_shard_count(const safeload_model *m) { return m ? m->n_shards : 0; }
+SL__DEF int safeload_model_has_index(const safeload_model *m) { return m && m->index_text; }
 SL__DEF safeload_file *safeload_model_shard(const safeload_model *m, size_t i) {
     return m && i < m->n_shards ? m->shards[i] : NULL;
 }
@@ -7065,6 +7090,11 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "path is NULL");
     if ((r = sl__plan_make(&pl, path, ts, n, desc, err)) != SAFELOAD_OK) return r;
+    if (sl__os_is_special(path, &pl.alloc)) {
+        sl__plan_free(&pl);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "the target is a directory, device or pipe, not a file to replace");
+    }
     if (pl.data_size > UINT64_MAX - pl.head.n) {
         sl__plan_free(&pl);
         return sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, NULL, 0,

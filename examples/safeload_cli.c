@@ -10,6 +10,7 @@
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,25 +32,33 @@ static double now_seconds(void) {
 }
 #endif
 
-static int usage(void) {
-    fprintf(stderr,
+static const char usage_text[] =
         "usage:\n"
         "  safeload inspect PATH [--json]\n"
         "  safeload verify PATH\n"
         "  safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct]\n"
         "                     [--progress] [--checksum]\n"
         "  safeload keys PATH --expect NAMES_FILE\n"
-        "  safeload sample OUT\n");
+        "  safeload sample OUT\n"
+        "  safeload --version | --help\n";
+
+static int usage(void) {
+    fputs(usage_text, stderr);
     return 2;
 }
 
-/* Names, metadata and messages come from the file: control bytes are written as \xNN so a
-   hostile checkpoint cannot drive the terminal or forge output lines. Pads to width bytes. */
+/* Names, metadata and messages come from the file: control bytes (C0, DEL, and C1 as UTF-8)
+   are written as \xNN so a hostile checkpoint cannot drive the terminal or forge output
+   lines. Pads to width bytes. */
 static void put_text(FILE *o, const char *s, size_t n, size_t width) {
     size_t i, w = 0;
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7F) { fprintf(o, "\\x%02x", c); w += 4; }
+        if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+            (unsigned char)s[i + 1] <= 0x9F) {
+            fprintf(o, "\\xc2\\x%02x", (unsigned char)s[++i]);
+            w += 8;
+        } else if (c < 0x20 || c == 0x7F) { fprintf(o, "\\x%02x", c); w += 4; }
         else { fputc(c, o); w++; }
     }
     for (; w < width; w++) fputc(' ', o);
@@ -82,7 +91,27 @@ static void print_error(const char *path, const safeload_error *e) {
 static int is_io(safeload_result r) {
     return r == SAFELOAD_IO_ERROR || r == SAFELOAD_OUT_OF_MEMORY ||
            r == SAFELOAD_INVALID_ARGUMENT || r == SAFELOAD_THREAD_ERROR ||
-           r == SAFELOAD_INDEX_SHARD_MISSING;
+           r == SAFELOAD_INDEX_SHARD_MISSING || r == SAFELOAD_NOT_FOUND;
+}
+
+/* The length of the well-formed UTF-8 sequence at p (no overlongs, surrogates or values past
+   U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t n) {
+    size_t k, len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) len = 2;
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+        len = 3;
+        if (p[0] == 0xE0) lo = 0xA0;
+        if (p[0] == 0xED) hi = 0x9F;
+    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+        len = 4;
+        if (p[0] == 0xF0) lo = 0x90;
+        if (p[0] == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n < len || p[1] < lo || p[1] > hi) return 0;
+    for (k = 2; k < len; k++) if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+    return len;
 }
 
 static void json_string(FILE *o, const char *s, size_t n) {
@@ -100,7 +129,14 @@ static void json_string(FILE *o, const char *s, size_t n) {
         case '\f': fputs("\\f", o); break;
         default:
             if (c < 0x20) fprintf(o, "\\u%04x", c);
-            else fputc(c, o);
+            else if (c < 0x80) fputc(c, o);
+            else {
+                /* a well-formed UTF-8 sequence as it is; any other byte (a file name need
+                   not be UTF-8) as U+FFFD, so the output stays valid JSON */
+                size_t k = utf8_len((const unsigned char *)s + i, n - i);
+                if (k) { fwrite(s + i, 1, k, o); i += k - 1; }
+                else fputs("\\ufffd", o);
+            }
         }
     }
     fputc('"', o);
@@ -130,7 +166,8 @@ static void inspect_table(const safeload_file *f, const char *path) {
     for (i = 0; i < n; i++) if (safeload_tensor_at(f, i)->name_len > w)
         w = safeload_tensor_at(f, i)->name_len;
     if (w > 72) w = 72;
-    printf("%s: %llu tensors, header %llu bytes, data %llu bytes\n", path,
+    put_str(stdout, path);
+    printf(": %llu tensors, header %llu bytes, data %llu bytes\n",
            (unsigned long long)n, (unsigned long long)safeload_header_size(f),
            (unsigned long long)safeload_data_size(f));
     if (safeload_has_metadata(f)) {
@@ -212,7 +249,7 @@ static int cmd_inspect(int argc, char **argv) {
     r = open_model(path, &m, &e);
     if (r != SAFELOAD_OK) { print_error(path, &e); return is_io(r) ? 2 : 1; }
     n = safeload_model_shard_count(m);
-    if (n == 1 && safeload_model_metadata_at(m, 0) == safeload_metadata_at(safeload_model_shard(m, 0), 0)) {
+    if (!safeload_model_has_index(m)) {
         if (json) inspect_json(safeload_model_shard(m, 0));
         else inspect_table(safeload_model_shard(m, 0), path);
     } else if (json) {
@@ -373,7 +410,15 @@ static int cmd_load(int argc, char **argv) {
     static const char *const io_names[] = {"default", "read", "mmap", "direct"};
     memset(&d, 0, sizeof d);
     for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) d.threads = atoi(argv[++i]);
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            /* a whole number 0..1024 (0: the default), nothing else */
+            char *end;
+            long v;
+            errno = 0;
+            v = strtol(argv[++i], &end, 10);
+            if (errno || end == argv[i] || *end || v < 0 || v > 1024) return usage();
+            d.threads = (int)v;
+        }
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
             if (!parse_dtype(argv[++i], &dtype)) return usage();
         } else if (strcmp(argv[i], "--io") == 0 && i + 1 < argc) {
@@ -389,7 +434,7 @@ static int cmd_load(int argc, char **argv) {
         else if (!path && argv[i][0] != '-') path = argv[i];
         else return usage();
     }
-    if (!path || d.threads < 0) return usage();
+    if (!path) return usage();
     d.stats = &st;
     t0 = now_seconds();
     bar.t0 = t0;
@@ -446,11 +491,26 @@ static int cmd_keys(int argc, char **argv) {
     if (!path || !names) return usage();
     fp = fopen(names, "rb");
     if (!fp) { fprintf(stderr, "error: %s: cannot open\n", names); return 2; }
-    fseek(fp, 0, SEEK_END);
-    len = (size_t)ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    buf = (char *)malloc(len + 1);
-    if (!buf || fread(buf, 1, len, fp) != len) { fclose(fp); free(buf); return 2; }
+    /* read to the end in pieces: a pipe or /dev/stdin has no size to ask for */
+    len = 0;
+    {
+        size_t cap2 = 0, got;
+        do {
+            if (cap2 - len < 4096) {
+                char *nb = (char *)realloc(buf, (cap2 = cap2 ? cap2 * 2 : 65536) + 1);
+                if (!nb) { fclose(fp); free(buf); fprintf(stderr, "error: out of memory\n"); return 2; }
+                buf = nb;
+            }
+            got = fread(buf + len, 1, cap2 - len, fp);
+            len += got;
+        } while (got > 0);
+        if (ferror(fp)) {
+            fclose(fp);
+            free(buf);
+            fprintf(stderr, "error: %s: cannot read the names\n", names);
+            return 2;
+        }
+    }
     fclose(fp);
     buf[len] = 0;
     for (k = 0; k < len;) {
@@ -471,6 +531,7 @@ static int cmd_keys(int argc, char **argv) {
     if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK ||
         safeload_model_check_keys(m, (const char *const *)list, n, &rep, &e) != SAFELOAD_OK) {
         print_error(path, &e);
+        safeload_model_close(m);                /* NULL when the open failed */
         free(list);
         free(buf);
         return is_io(e.code) ? 2 : 1;
@@ -492,7 +553,7 @@ static int cmd_keys(int argc, char **argv) {
     return i;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
     if (argc < 2) return usage();
     if (strcmp(argv[1], "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc - 2, argv + 2);
@@ -500,5 +561,19 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "load") == 0) return cmd_load(argc - 2, argv + 2);
     if (strcmp(argv[1], "keys") == 0) return cmd_keys(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) { printf("safeload %s\n", SAFELOAD_VERSION_STRING); return 0; }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
     return usage();
+}
+
+int main(int argc, char **argv) {
+    int rc = run(argc, argv);
+    /* output that did not reach its destination (a full disk, a closed pipe) is a failure */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "error: writing the output failed\n");
+        return 2;
+    }
+    return rc;
 }

@@ -45,6 +45,9 @@ case "$out" in "error: $T/trail.safetensors: INCOMPLETE_BUFFER: "*"(byte 7360)")
 run "$CLI" verify; check "verify usage exit" 2 "$rc"
 run "$CLI" verify "$T/missing.safetensors"; check "verify missing exit" 2 "$rc"
 run "$CLI" frobnicate; check "unknown command exit" 2 "$rc"
+run "$CLI" --help; check "help exit" 0 "$rc"
+case "$out" in usage:*"safeload verify PATH"*) ;; *) echo "FAIL: help on stdout: $out"; fail=1;; esac
+mkdir "$T/empty"; run "$CLI" verify "$T/empty"; check "verify empty dir exit" 2 "$rc"
 
 # load: the checksum is FNV-1a 64 of the data section (no cast), for every mode
 for io in read mmap direct; do
@@ -70,6 +73,37 @@ unexpected: empty.bias
 unexpected: model.layers.0.self_attn.q_proj.weight
 unexpected: model.layers.0.mlp.experts.3.up_proj.weight
 3 expected, 6 in the checkpoint: 1 missing, 4 unexpected" "$out"
+
+# the names may come from a pipe (no size to ask for); a directory is an error with a message
+out=$(printf 'model.norm.weight\nlm_head.scale\n' | "$CLI" keys "$T/s.safetensors" --expect /dev/stdin 2>"$T/err"); rc=$?
+check "keys from a pipe exit" 1 "$rc"
+case "$out" in *"2 expected, 6 in the checkpoint: 0 missing, 4 unexpected") ;; *) echo "FAIL: keys pipe: $out"; fail=1;; esac
+run "$CLI" keys "$T/s.safetensors" --expect "$T"; check "keys dir exit" 2 "$rc"
+grep -q 'cannot read' "$T/err" || { echo "FAIL: keys dir: no message"; fail=1; }
+
+# --threads takes a whole number 0..1024 and nothing else
+for v in abc 3x '' -1 1025 99999999999; do
+  run "$CLI" load "$T/s.safetensors" --threads "$v"; check "threads '$v' exit" 2 "$rc"
+done
+run "$CLI" load "$T/s.safetensors" --threads 0; check "threads 0 exit" 0 "$rc"
+
+# a pipe is refused at once (not waited on); sample does not replace one
+mkfifo "$T/fifo"
+out=$(timeout 10 "$CLI" verify "$T/fifo" 2>&1); rc=$?
+check "verify fifo exit" 2 "$rc"
+run "$CLI" sample "$T/fifo"; check "sample over a fifo exit" 2 "$rc"
+[ -p "$T/fifo" ] || { echo "FAIL: sample replaced the fifo"; fail=1; }
+
+# an index with one shard and no metadata still prints the sharded JSON form
+mkdir "$T/one"; cp "$T/s.safetensors" "$T/one/m.safetensors"
+printf '{"weight_map": {"lm_head.scale": "m.safetensors"}}' > "$T/one/model.safetensors.index.json"
+run "$CLI" inspect --json "$T/one"; check "inspect one-shard index exit" 0 "$rc"
+case "$out" in '{"metadata":{},"shards":[{"file":'*) ;; *) echo "FAIL: one-shard index json: $out"; fail=1;; esac
+
+# output that cannot be written is a failure
+if [ -w /dev/full ]; then
+  "$CLI" inspect "$T/s.safetensors" > /dev/full 2>/dev/null; check "inspect to /dev/full exit" 2 "$?"
+fi
 
 # the reference files verify and checksum as their manifest says
 R=tests/data/reference

@@ -638,6 +638,7 @@ static void test_shards(const tl_model *m) {
         tl_write_text(idx, "{\"weight_map\": {}}");           /* an empty model: no shard */
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_OK);
         CHECK(safeload_model_shard_count(mod) == 0 && safeload_model_tensor_count(mod) == 0);
+        CHECK(safeload_model_has_index(mod) == 1);
         safeload_model_close(mod);
         /* \u0000 in a tensor name or in a shard file name: each error names its own string */
         tl_write_text(idx, "{\"weight_map\": {\"a\\u0000b\": \"b.safetensors\"}}");
@@ -692,6 +693,7 @@ static void test_shards(const tl_model *m) {
             CHECK(tl_save(m, 0, 5, f2));
             CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
             CHECK_EQ_U64(safeload_model_tensor_count(mod), 5);
+            CHECK(safeload_model_has_index(mod) == 0 && safeload_model_has_index(NULL) == 0);
             safeload_model_close(mod);
             snprintf(f2, sizeof f2, "%s/second.safetensors", d2);
             CHECK(tl_save(m, 5, 9, f2));

@@ -653,6 +653,20 @@ static void test_save(void) {
         CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
         safeload_free(o1, NULL);
     }
+    {   /* a directory or FIFO at the target is not replaced; opening a FIFO with no writer
+           fails at once instead of blocking */
+        safeload_file *ff = (safeload_file *)&err;
+        struct stat sb;
+        snprintf(path2, sizeof path2, "%s/fifo.safetensors", g_dir);
+        CHECK(mkfifo(path2, 0600) == 0);
+        CHECK(safeload_save(path2, t, 2, NULL, &err) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(stat(path2, &sb) == 0 && S_ISFIFO(sb.st_mode));
+        CHECK(safeload_open(&ff, path2, NULL, &err) == SAFELOAD_IO_ERROR && ff == NULL);
+        CHECK(strstr(err.message, "pipe") != NULL);
+        CHECK(remove(path2) == 0);
+        CHECK(safeload_save(g_dir, t, 2, NULL, &err) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(stat(g_dir, &sb) == 0 && S_ISDIR(sb.st_mode));
+    }
     {   /* an empty tensor may come without a data pointer */
         static const uint64_t s0[1] = { 0 };
         safeload_save_tensor e0[2];

@@ -41,6 +41,7 @@ int __cdecl putchar(int);
 int __cdecl puts(const char *);
 int __cdecl fputs(const char *, FILE *);
 int __cdecl fflush(FILE *);
+int __cdecl ferror(FILE *);
 FILE *__cdecl fopen(const char *, const char *);
 int __cdecl fclose(FILE *);
 size_t __cdecl fread(void *, size_t, size_t, FILE *);

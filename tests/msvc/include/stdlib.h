@@ -8,6 +8,7 @@ void *__cdecl calloc(size_t, size_t);
 void *__cdecl realloc(void *, size_t);
 void __cdecl free(void *);
 int __cdecl atoi(const char *);
+long __cdecl strtol(const char *, char **, int);
 char *__cdecl getenv(const char *);
 int __cdecl _putenv_s(const char *, const char *);
 __declspec(noreturn) void __cdecl exit(int);
