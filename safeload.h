@@ -1049,36 +1049,30 @@ static uint64_t sl__entropy(const void *a) {
 #  include <dirent.h>
 #endif
 
-static int sl__os_is_dir(const char *path, const safeload_allocator *a) {
+/* What is at path (through symlinks): 0 nothing (or unknown), 1 a regular file, 2 a directory,
+   3 anything else (a device, FIFO or socket). */
+static int sl__os_kind(const char *path, const safeload_allocator *a) {
 #if defined(SL__WINDOWS)
     DWORD at;
     wchar_t *w = sl__widen(path, a);
     if (!w) return 0;
     at = GetFileAttributesW(w);
     sl__free(a, w);
-    return at != INVALID_FILE_ATTRIBUTES && (at & FILE_ATTRIBUTE_DIRECTORY);
+    if (at == INVALID_FILE_ATTRIBUTES) return 0;
+    return (at & FILE_ATTRIBUTE_DIRECTORY) ? 2 : (at & 0x40u) ? 3 : 1;   /* 0x40: a device */
 #else
     struct stat st;
     SL__UNUSED(a);
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    if (stat(path, &st) != 0) return 0;
+    return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 3;
 #endif
 }
-
-/* Something other than a regular file is at path (a directory, device, FIFO or socket, also
-   through a symlink)? A rename over it would replace it: /dev/null with a checkpoint. */
-static int sl__os_is_special(const char *path, const safeload_allocator *a) {
-#if defined(SL__WINDOWS)
-    DWORD at;
-    wchar_t *w = sl__widen(path, a);
-    if (!w) return 0;
-    at = GetFileAttributesW(w);
-    sl__free(a, w);
-    return at != INVALID_FILE_ATTRIBUTES && (at & (FILE_ATTRIBUTE_DIRECTORY | 0x40u));
-#else
-    struct stat st;
-    SL__UNUSED(a);
-    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-#endif
+SL__INLINE int sl__os_is_dir(const char *path, const safeload_allocator *a) {
+    return sl__os_kind(path, a) == 2;
+}
+/* A rename over anything but a regular file would replace it: /dev/null with a checkpoint. */
+SL__INLINE int sl__os_is_special(const char *path, const safeload_allocator *a) {
+    return sl__os_kind(path, a) >= 2;
 }
 
 /* Calls fn(user, name) for each entry of dir (not "." or ".."); 0 on success. */
