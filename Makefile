@@ -29,7 +29,7 @@ UNIT_BIN := $(addprefix $(BUILD)/,$(UNIT))
 UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 
 .PHONY: all test test-unit test-san test-cxx test-weak test-cli test-exhaustive test-neon \
-        test-tsan test-win test-msvc demo bench fuzz corpus examples clean
+        test-tsan test-win test-msvc demo bench fuzz corpus index-corpus examples clean
 
 all: $(CLI)
 
@@ -179,9 +179,21 @@ corpus: $(BUILD)/test_format $(CLI) | $(BUILD)/fuzz
 	cp tests/data/reference/*.safetensors $(BUILD)/fuzz/corpus/
 	./$(CLI) sample $(BUILD)/fuzz/corpus/sample.safetensors >/dev/null
 
-fuzz: $(BUILD)/fuzz/fuzz_parse corpus
+$(BUILD)/fuzz/fuzz_index: tests/fuzz_index.c $(HDR) | $(BUILD)/fuzz
+	$(CLANG) $(STD) -O1 -g -fsanitize=fuzzer,address,undefined -I. $< -o $@ $(LDLIBS)
+
+# index seeds: the shapes transformers writes, metadata, escapes, and an error or two
+index-corpus: | $(BUILD)/fuzz
+	mkdir -p $(BUILD)/fuzz/index_corpus
+	printf '{\n  "metadata": {\n    "total_size": 4096\n  },\n  "weight_map": {\n    "a.weight": "model-00001-of-00002.safetensors",\n    "b.bias": "model-00002-of-00002.safetensors"\n  }\n}\n' > $(BUILD)/fuzz/index_corpus/hf.json
+	printf '{"weight_map": {"x\\u00e9\\n": "sub/m.safetensors"}, "metadata": {"k": "v", "n": -1.5e3, "o": {"p": [1, null, true]}}}' > $(BUILD)/fuzz/index_corpus/meta.json
+	printf '{"weight_map": {"a": "../x.safetensors", "a": "b"}}' > $(BUILD)/fuzz/index_corpus/bad.json
+
+fuzz: $(BUILD)/fuzz/fuzz_parse $(BUILD)/fuzz/fuzz_index corpus index-corpus
 	./$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	    -timeout=10 -rss_limit_mb=4096 $(BUILD)/fuzz/corpus
+	./$(BUILD)/fuzz/fuzz_index -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+	    -timeout=10 -rss_limit_mb=4096 $(BUILD)/fuzz/index_corpus
 
 # ---- benchmarks ------------------------------------------------------------------------------
 BENCH := bench_parse bench_cast bench_load bench_device
