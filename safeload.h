@@ -1750,9 +1750,8 @@ static void sl__mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo) {
    the midpoint 2^1024 - 2^970 between the largest double and 2^1024 (its tie rounds up). */
 static int sl__serde_overflows(uint64_t sig, int e) {
     uint64_t pb = sl__pow10_bits[e - 289], ma = sig, mb, hi, lo, rhi, rlo;
-    int ea = 0, eb, t, n = 64, sh;
-    while (!(ma >> 63)) { ma <<= 1; n--; }
-    ma = sig;
+    int ea = 0, eb, t, n = 0, sh;
+    while (n < 64 && (sig >> n)) n++;              /* sig's bit length */
     if (n > 53) {                                  /* round sig to 53 bits, ties to even */
         uint64_t rem, half;
         sh = n - 53;
@@ -1822,9 +1821,8 @@ static safeload_result sl__jnumber_any(sl__jp *j) {
             j->p = p;
             return sig != 0 && !eneg ? sl__jfail(j, s, "number out of range") : SAFELOAD_OK;
         }
-        ex = eneg ? ex - e : ex + e;
-        if (ex > INT32_MAX) ex = INT32_MAX;
-        if (ex < INT32_MIN) ex = INT32_MIN;
+        ex = eneg ? ex - e : ex + e;   /* serde saturates this at 32 bits: the same
+                                          verdicts below, so no clamp */
     }
     j->p = p;
     if (sig == 0 || ex < 289) return SAFELOAD_OK;
@@ -5081,9 +5079,10 @@ static int sl__dirscan_fn(void *user, const char *name) {
     sl__dirscan *d = (sl__dirscan *)user;
     char **slot = NULL;
     if (sl__ends_with(name, ".safetensors.index.json")) {
+        int model = strcmp(name, "model.safetensors.index.json") == 0;
         d->n_index++;
-        if (strcmp(name, "model.safetensors.index.json") == 0) d->has_model = 1;
-        if (!d->index || strcmp(name, "model.safetensors.index.json") == 0) slot = &d->index;
+        d->has_model |= model;
+        if (!d->index || model) slot = &d->index;
     } else if (sl__ends_with(name, ".safetensors")) {
         d->n_single++;
         if (!d->single) slot = &d->single;
