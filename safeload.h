@@ -5197,9 +5197,9 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     for (i = 0; i < ix->map_count; i++)
         if (!sl__safe_shard_name(ix->map[i].value, ix->map[i].value_len)) {
             r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->map_pos[i], ix->map[i].key,
-                         ix->map[i].key_len, "shard name \"%.*s\" is absolute or leaves the "
-                         "index's directory", (int)SL__MIN(ix->map[i].value_len, 100),
-                         ix->map[i].value);
+                         ix->map[i].key_len, "shard name \"%.*s\" is not a relative path inside "
+                         "the index's directory (absolute, empty part or ..)",
+                         (int)SL__MIN(ix->map[i].value_len, 100), ix->map[i].value);
             goto done;
         }
 
