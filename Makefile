@@ -5,7 +5,7 @@
 #   make test       every test: unit tests, the same under ASan+UBSan, C++ and switch builds,
 #                   weak-linking, the CLI, the Win32 code under wine (when installed), and
 #                   an MSVC-mode build under wine (test-msvc)
-#   make test-exhaustive / test-neon / test-tsan / test-win / test-msvc / fuzz   the slow or
+#   make test-exhaustive / test-neon / test-32 / test-tsan / test-win / test-msvc / fuzz   the slow or
 #                   tool-specific ones
 #   make bench      parse, cast, load and device-pipeline benchmarks with this machine's limits
 #   make examples   engine_arena always; cuda_upload with nvcc; ascend_upload compile-checked
@@ -29,11 +29,12 @@ UNIT_BIN := $(addprefix $(BUILD)/,$(UNIT))
 UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 
 .PHONY: all test test-unit test-san test-cxx test-weak test-cli test-exhaustive test-neon \
-        test-tsan test-win test-msvc demo bench fuzz corpus index-corpus examples clean
+        test-32 test-tsan test-win test-msvc demo bench fuzz corpus index-corpus examples clean
 
 all: $(CLI)
 
-$(BUILD) $(BUILD)/san $(BUILD)/tsan $(BUILD)/win $(BUILD)/msvc $(BUILD)/neon $(BUILD)/fuzz:
+$(BUILD) $(BUILD)/san $(BUILD)/tsan $(BUILD)/win $(BUILD)/msvc $(BUILD)/neon $(BUILD)/arm32 \
+$(BUILD)/fuzz:
 	mkdir -p $@
 
 $(CLI): examples/safeload_cli.c $(HDR) | $(BUILD)
@@ -101,6 +102,19 @@ test-neon: | $(BUILD)/neon
 	$(QEMU_AARCH64) $(BUILD)/neon/test_cast
 	$(QEMU_AARCH64) $(BUILD)/neon/cast_exhaustive
 	$(QEMU_AARCH64) $(BUILD)/neon/test_format
+
+# A 32-bit target without 8-byte atomics (ARMv5, Debian armel) under qemu-user: 32-bit size_t
+# and pointers, the mutex-kept byte count, no libatomic. Unit tests and the CLI tests.
+ARM32_CC ?= arm-linux-gnueabi-gcc-12
+QEMU_ARM ?= qemu-arm
+ARM32 := $(STD) $(WARN) -O2 -static -D_FILE_OFFSET_BITS=64 -I. -Itests
+test-32: | $(BUILD)/arm32
+	@set -e; for t in $(UNIT); do \
+	    $(ARM32_CC) $(ARM32) tests/$$t.c -o $(BUILD)/arm32/$$t $(LDLIBS); done
+	$(ARM32_CC) $(ARM32) examples/safeload_cli.c -o $(BUILD)/arm32/safeload $(LDLIBS)
+	@set -e; for t in $(UNIT); do echo "== $$t (armel, qemu)"; \
+	    SAFELOAD_TEST_QUICK=1 $(QEMU_ARM) $(BUILD)/arm32/$$t; done
+	RUNNER=$(QEMU_ARM) sh tests/test_cli.sh $(BUILD)/arm32/safeload
 
 # The worker pool and the device pipeline under ThreadSanitizer.
 test-tsan: | $(BUILD)/tsan

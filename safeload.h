@@ -598,6 +598,13 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #include <string.h>
 #include <limits.h>
 
+/* safetensors data is little-endian, and loads, casts and the writer move it as the host's
+   own values. A big-endian host would get wrong numbers without an error: refuse to build. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#  error "safeload.h supports little-endian hosts only (x86, ARM, RISC-V, ...)"
+#endif
+
 #if defined(_WIN32)
 #  define SL__WINDOWS 1
 #else
@@ -851,11 +858,18 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
     h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
                     NULL, OPEN_EXISTING,
                     FILE_ATTRIBUTE_NORMAL | (direct ? FILE_FLAG_NO_BUFFERING : 0), NULL);
-    sl__free(a, w);
-    if (h == INVALID_HANDLE_VALUE) {
-        DWORD e = GetLastError();
-        return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? 2 : (int)(e ? e : 5);
+    if (h == INVALID_HANDLE_VALUE) {         /* to errno's codes, as sl__open_why reads them */
+        DWORD e = GetLastError(), at;
+        if (e == ERROR_ACCESS_DENIED) {      /* what a directory gives, too */
+            at = GetFileAttributesW(w);
+            e = at != INVALID_FILE_ATTRIBUTES && (at & FILE_ATTRIBUTE_DIRECTORY) ? 21 : 13;
+        } else if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) {
+            e = 2;
+        }
+        sl__free(a, w);
+        return (int)(e ? e : 5);
     }
+    sl__free(a, w);
     if (!GetFileSizeEx(h, &li)) { CloseHandle(h); return 5; }
     *out = h;
     *size = (uint64_t)li.QuadPart;
@@ -889,6 +903,24 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
 #  endif
     *out = fd;
     return 0;
+#endif
+}
+
+/* Words for sl__os_open's codes (errno values; Windows' are mapped to ENOENT, EACCES, EISDIR). */
+static const char *sl__open_why(int e) {
+#if defined(SL__WINDOWS)
+    return e == 2 ? "no such file" : e == 13 ? "permission denied"
+         : e == 21 ? "is a directory" : "open failed";
+#else
+    if (e == ENOENT) return "no such file";
+    if (e == EACCES) return "permission denied";
+    if (e == EISDIR) return "is a directory";
+    if (e == ESPIPE) return "a pipe or socket, not a file";
+#  if defined(EOVERFLOW)
+    if (e == EOVERFLOW && sizeof(off_t) < 8)
+        return "too large for this build's 32-bit off_t (build with -D_FILE_OFFSET_BITS=64)";
+#  endif
+    return "open failed";
 #endif
 }
 
@@ -1101,19 +1133,23 @@ static int sl__os_list_dir(const char *dir, const safeload_allocator *a,
         if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
         if (fn(user, name)) { rc = 1; break; }
     } while (FindNextFileW(h, &fd));
+    if (rc == 0 && GetLastError() != ERROR_NO_MORE_FILES) rc = -1;    /* not the end */
     FindClose(h);
     return rc < 0 ? -1 : 0;
 #else
     DIR *d = opendir(dir);
     struct dirent *e;
+    int rc = 0;
     SL__UNUSED(a);
     if (!d) return -1;
-    while ((e = readdir(d)) != NULL) {
+    for (;;) {
+        errno = 0;     /* readdir's NULL is the end, or an error (EOVERFLOW: 32-bit off_t) */
+        if ((e = readdir(d)) == NULL) { rc = errno ? -1 : 0; break; }
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
         if (fn(user, e->d_name)) break;
     }
     closedir(d);
-    return 0;
+    return rc;
 #endif
 }
 
@@ -1130,13 +1166,24 @@ static int sl__os_list_dir(const char *dir, const safeload_allocator *a,
 #  define sl__atomic_add(p, v) (sizeof(*(p)) == 8 ? \
        (uint64_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)) : \
        (uint64_t)_InterlockedExchangeAdd((volatile long *)(p), (long)(v)))
-#else
+#else                                   /* no threads here (section 0): plain reads and adds */
 #  define sl__atomic_load(p) (*(p))
 #  define sl__atomic_store(p, v) (*(p) = (v))
-SL__MAYBE_UNUSED static uint64_t sl__atomic_add_plain(volatile uint64_t *p, uint64_t v) {
-    uint64_t o = *p; *p = o + v; return o;
-}
-#  define sl__atomic_add(p, v) sl__atomic_add_plain((p), (v))
+#  define sl__atomic_add(p, v) ((*(p) += (v)) - (v))
+#endif
+/* Shared counters are size_t (task and shard indices) except the load's byte count. Where
+   8-byte atomics are not lock-free (ARMv5, MIPS32, i386 proper) gcc would call libatomic, a
+   library the user does not link: that count is kept under the load's mutex instead. */
+#if defined(SL__GNUC) && defined(__GCC_ATOMIC_LLONG_LOCK_FREE) && \
+    __GCC_ATOMIC_LLONG_LOCK_FREE < 2 && !defined(SAFELOAD_NO_THREADS)
+#  define SL__LOCKED_COUNT 1
+#endif
+/* i386 aligns uint64_t struct members to 4: an atomic on one split across cache lines is a
+   bus lock */
+#if defined(SL__GNUC)
+#  define SL__ALIGN8 __attribute__((aligned(8)))
+#else
+#  define SL__ALIGN8
 #endif
 
 #if defined(SAFELOAD_NO_THREADS)
@@ -2122,7 +2169,7 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
             e->rank = 0;
             if (*p == ']') p++;
             else for (;;) {
-                uint64_t v;
+                uint64_t v = 0;                 /* set by the call; gcc -O3 cannot tell */
                 j->p = p;
                 if ((r = sl__ju64_fast(j, &v)) != SAFELOAD_OK) return r;
                 if (j->n_dims == j->cap_dims &&
@@ -2592,16 +2639,10 @@ fail:
 /* ---- 3a. SipHash-1-3 keyed by a per-file seed: names come from untrusted files, so the table
    must not be something an attacker can fill with collisions. ---- */
 
-SL__INLINE uint64_t sl__le64(const unsigned char *p) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
-           (uint64_t)p[7] << 56;
-#else
+SL__INLINE uint64_t sl__le64(const unsigned char *p) {     /* little-endian hosts only (0.) */
     uint64_t v;
     memcpy(&v, p, 8);
     return v;
-#endif
 }
 
 #define SL__ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
@@ -2621,16 +2662,7 @@ static uint64_t sl__hash(const void *data, size_t n, uint64_t k0, uint64_t k1) {
         m = sl__le64(p + i);
         v3 ^= m; SL__SIPROUND; v0 ^= m;
     }
-    switch (left) {
-    case 7: b |= (uint64_t)p[i + 6] << 48; /* fall through */
-    case 6: b |= (uint64_t)p[i + 5] << 40; /* fall through */
-    case 5: b |= (uint64_t)p[i + 4] << 32; /* fall through */
-    case 4: b |= (uint64_t)p[i + 3] << 24; /* fall through */
-    case 3: b |= (uint64_t)p[i + 2] << 16; /* fall through */
-    case 2: b |= (uint64_t)p[i + 1] << 8;  /* fall through */
-    case 1: b |= (uint64_t)p[i]; break;
-    default: break;
-    }
+    while (left--) b |= (uint64_t)p[i + left] << (8 * left);
     v3 ^= b; SL__SIPROUND; v0 ^= b;
     v2 ^= 0xff;
     SL__SIPROUND; SL__SIPROUND; SL__SIPROUND;
@@ -2980,10 +3012,7 @@ SL__DEF safeload_result safeload_open(safeload_file **out, const char *path,
     if (e) {
         sl__file_free(f);
         return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                        "cannot open: %s (error %d)",
-                        e == 2 ? "no such file" : e == 13 ? "permission denied"
-                        : e == 21 ? "is a directory"
-                        : e == 29 ? "a pipe or socket, not a file" : "open failed", e);
+                        "cannot open: %s (error %d)", sl__open_why(e), e);
     }
     return sl__file_finish(out, f, err);
 }
@@ -3777,7 +3806,7 @@ SL__FORCEINLINE void sl__sse2_f8_32(unsigned char *d, const unsigned char *s, in
                                     int out) {
     const size_t half = (size_t)16 << (out == 2 ? 2 : 1);
     __m128i v = sl__ld128(s), w = sl__ld128(s + 16), z = _mm_setzero_si128(), spec;
-    int k;
+    size_t k;
     if (e5 && out == 0) {
         for (k = 0; k < 2; k++) {
             __m128i x = k ? w : v;
@@ -4924,6 +4953,7 @@ struct safeload_model {
     size_t meta_count;
     safeload_error *warnings;
     size_t n_warnings, cap_warnings;
+    char *path;                 /* the index or single file opened: load errors name it */
 };
 
 SL__DEF void safeload_model_close(safeload_model *m) {
@@ -4941,6 +4971,7 @@ SL__DEF void safeload_model_close(safeload_model *m) {
     sl__free(&a, m->index.meta);
     sl__free(&a, m->index.meta_pos);
     sl__free(&a, m->warnings);
+    sl__free(&a, m->path);
     sl__free(&a, m);
 }
 
@@ -5043,7 +5074,7 @@ typedef struct sl__shard_job {
     safeload_error *errs;
     safeload_result *res;
     size_t n;
-    volatile uint64_t next;
+    volatile size_t next;
     const safeload_open_desc *open;
 } sl__shard_job;
 
@@ -5051,7 +5082,7 @@ static void sl__shard_worker(void *ctx, int worker) {
     sl__shard_job *j = (sl__shard_job *)ctx;
     SL__UNUSED(worker);
     for (;;) {
-        uint64_t i = sl__atomic_add(&j->next, 1);
+        size_t i = sl__atomic_add(&j->next, (size_t)1);
         if (i >= j->n) break;
         j->res[i] = safeload_open(&j->files[i], j->paths[i], j->open, &j->errs[i]);
     }
@@ -5160,7 +5191,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     src.kind = SL__SRC_FILE;
     e = sl__os_open(path, 0, a, &src.fd, &src.size);
     if (e) return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                           "cannot open the index (error %d)", e);
+                           "cannot open the index: %s (error %d)", sl__open_why(e), e);
     if (src.size > ((uint64_t)256 << 20)) {
         sl__os_close(src.fd);
         return sl__fail(err, SAFELOAD_INVALID_INDEX, path, 0, NULL, 0,
@@ -5366,8 +5397,12 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
             r = sl__model_index(m, NULL, err);
         }
     }
-    sl__free(&m->alloc, target);
-    if (r != SAFELOAD_OK) { safeload_model_close(m); return r; }
+    if (r != SAFELOAD_OK) {
+        sl__free(&m->alloc, target);
+        safeload_model_close(m);
+        return r;
+    }
+    m->path = target;
     *out = m;
     return SAFELOAD_OK;
 }
@@ -5453,6 +5488,7 @@ typedef struct sl__seg {
 typedef struct sl__task {
     uint32_t shard;
     uint32_t seg0, nseg;
+    uint32_t cast;                      /* some segment casts: the run goes through staging */
     uint64_t off, len;                  /* absolute file offset, bytes */
 } sl__task;
 
@@ -5491,8 +5527,8 @@ typedef struct sl__load {
     int n_workers;
     size_t chunk, staging, pinned_size, upload_align;
     int pinned_count;
-    volatile uint64_t next_task;
-    volatile uint64_t done_bytes;
+    volatile size_t next_task;
+    volatile uint64_t done_bytes SL__ALIGN8;   /* under mu where SL__LOCKED_COUNT */
     uint64_t total_bytes;
     volatile int stop;                  /* 1 after an error or a cancel */
     sl__mutex mu;
@@ -5507,6 +5543,7 @@ typedef struct sl__load {
     int begun;                          /* begin() succeeded: end() is owed */
     sl__cast_fn ntcopy;                 /* non-temporal copy for big loads, or NULL */
     const safeload_allocator *alloc;
+    const char *where;                  /* the model's or file's path, for errors */
 } sl__load;
 
 static safeload_result sl__add_task(sl__load *L, uint32_t shard, uint64_t off) {
@@ -5520,6 +5557,7 @@ static safeload_result sl__add_task(sl__load *L, uint32_t shard, uint64_t off) {
     t->len = 0;
     t->seg0 = (uint32_t)L->n_segs;
     t->nseg = 0;
+    t->cast = 0;
     return SAFELOAD_OK;
 }
 
@@ -5536,6 +5574,7 @@ static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, 
     s->task_pos = t->len;
     t->len += len;
     t->nseg++;
+    if (L->reqs[req].cast) t->cast = 1;
     return SAFELOAD_OK;
 }
 
@@ -5578,12 +5617,12 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
             out += s->len / q->ssize * q->dsize;
         }
         if (out + r->src_len / r->ssize * r->dsize > L->pinned_size) return 0;
-        if (r->cast || first->cast) return t->len + r->src_len <= L->staging;
+        if (r->cast || t->cast) return t->len + r->src_len <= L->staging;
         return 1;
     }
     /* host: a run stays inside one chunk-aligned window of the destination, so with an arena
        each huge page is first touched (and zeroed) by one worker, not fought over by two */
-    if (!r->cast && !first->cast) {
+    if (!r->cast && !t->cast) {
         uint64_t w0 = (uint64_t)(uintptr_t)(first->dst + L->segs[t->seg0].src_pos) / L->chunk;
         uint64_t w1 = ((uint64_t)(uintptr_t)r->dst + (r->dst_len ? r->dst_len - 1 : 0)) / L->chunk;
         if (w0 != w1) return 0;
@@ -5594,7 +5633,7 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
         cap = L->chunk;
 #if !defined(SL__WINDOWS)
     else if (L->io == SAFELOAD_IO_READ && L->shards[r->shard]->src.kind == SL__SRC_FILE &&
-             !r->cast && !first->cast)
+             !r->cast && !t->cast)
         cap = L->chunk;
 #endif
     else if (L->io == SAFELOAD_IO_DIRECT && L->direct[r->shard] != SL__NO_FILE)
@@ -5721,18 +5760,20 @@ static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl
                                  (size_t)SL__MIN(hi - lo - got, (uint64_t)SL__READ_MAX), lo + got);
         w->reads++;
         if (r < 0) {
-            sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, lo + got, sl__task_tensor(L, t, off),
-                          NULL, "direct read at byte %llu failed (error %lld)",
-                          (sl__ull)(lo + got), (long long)-r);
+            uint64_t at = SL__MAX(lo + got, off);   /* blocks start before the bytes wanted */
+            sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at), NULL,
+                          "direct read at byte %llu failed (error %lld)", (sl__ull)at,
+                          (long long)-r);
             return NULL;
         }
         if (r == 0) break;                          /* end of file inside the last block */
         got += (uint64_t)r;
     }
-    if (lo + got < off + n) {
-        sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, lo + got, sl__task_tensor(L, t, off),
-                      NULL, "file ended at byte %llu, before byte %llu", (sl__ull)(lo + got),
-                      (sl__ull)(off + n));
+    if (lo + got < off + n) {                       /* the same report as a buffered read's */
+        uint64_t at = SL__MAX(lo + got, off);
+        sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, at, sl__task_tensor(L, t, at), NULL,
+                      "file ended at byte %llu (it was %llu bytes when opened)", (sl__ull)at,
+                      (sl__ull)L->shards[t->shard]->src.size);
         return NULL;
     }
     w->bytes_read += n;
@@ -5832,9 +5873,7 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
         safeload_file *f = L->shards[t->shard];
         /* a run of whole small tensors, no casts: one preadv scatters it into place */
         struct iovec iov[SL__MAX_SEGS];
-        int all_plain = 1;
-        for (k = 0; k < t->nseg && all_plain; k++) all_plain = !L->reqs[L->segs[t->seg0 + k].req].cast;
-        if (all_plain) {
+        if (!t->cast) {
             uint64_t off = t->off, left = t->len;
             int first = 0;
             for (k = 0; k < t->nseg; k++) {
@@ -5903,8 +5942,37 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
 static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *t);
 static void sl__device_drain(sl__load *L, sl__worker *w, int wid);
 
+/* The load's byte count; the caller of sl__done_held holds mu. */
+static void sl__done_add(sl__load *L, uint64_t n) {
+#if defined(SL__LOCKED_COUNT)
+    sl__mutex_lock(&L->mu);
+    L->done_bytes += n;
+    sl__mutex_unlock(&L->mu);
+#else
+    sl__atomic_add(&L->done_bytes, n);
+#endif
+}
+SL__MAYBE_UNUSED static uint64_t sl__done_held(sl__load *L) {
+#if defined(SL__LOCKED_COUNT)
+    return L->done_bytes;
+#else
+    return sl__atomic_load(&L->done_bytes);
+#endif
+}
+static uint64_t sl__done(sl__load *L) {
+#if defined(SL__LOCKED_COUNT)
+    uint64_t v;
+    sl__mutex_lock(&L->mu);
+    v = L->done_bytes;
+    sl__mutex_unlock(&L->mu);
+    return v;
+#else
+    return sl__atomic_load(&L->done_bytes);
+#endif
+}
+
 static void sl__maybe_progress(sl__load *L, uint64_t *last, int final) {
-    uint64_t done = sl__atomic_load(&L->done_bytes);
+    uint64_t done = sl__done(L);
     /* report each time `done` crosses a multiple of the interval */
     if (!L->progress || (!final && done / L->progress_interval == *last / L->progress_interval))
         return;
@@ -5928,17 +5996,17 @@ static void sl__load_job(void *ctx, int wid) {
     sl__worker *w = &L->workers[wid];
     uint64_t last = 0;
     for (;;) {
-        uint64_t i;
+        size_t i;
         const sl__task *t;
         int ok;
         if (sl__atomic_load(&L->stop)) break;
-        i = sl__atomic_add(&L->next_task, 1);
+        i = sl__atomic_add(&L->next_task, (size_t)1);
         if (i >= L->n_tasks) break;
         t = &L->tasks[i];
         ok = L->reqs[L->segs[t->seg0].req].device ? sl__device_task(L, w, wid, t)
                                                   : sl__host_task(L, w, t);
         if (!ok) break;
-        sl__atomic_add(&L->done_bytes, t->len);
+        sl__done_add(L, t->len);
         if (wid == 0) sl__maybe_progress(L, &last, 0);
 #if !defined(SAFELOAD_NO_THREADS)
         else if (L->progress) {
@@ -5954,7 +6022,7 @@ static void sl__load_job(void *ctx, int wid) {
     if (wid == 0 && L->progress && L->n_workers > 1) {
         sl__mutex_lock(&L->mu);
         while (!sl__atomic_load(&L->stop) &&
-               sl__atomic_load(&L->done_bytes) < L->total_bytes) {
+               sl__done_held(L) < L->total_bytes) {
             sl__cond_wait(&L->cv, &L->mu);
             sl__mutex_unlock(&L->mu);
             sl__maybe_progress(L, &last, 0);
@@ -6017,8 +6085,10 @@ static safeload_result sl__device_budget(sl__load *L, const safeload_load_desc *
 static void sl__worker_free(sl__load *L, sl__worker *w);
 static safeload_result sl__device_setup(sl__load *L, safeload_error *err);
 
-static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl__resolve_fn resolve,
-                                    const void *rctx, safeload_request *reqs, size_t n,
+/* where: the model's or the file's path, named by errors that are not one shard's */
+static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, const char *where,
+                                    sl__resolve_fn resolve, const void *rctx,
+                                    safeload_request *reqs, size_t n,
                                     const safeload_load_desc *desc, safeload_arena **arena_out,
                                     safeload_error *err) {
     safeload_load_desc d;
@@ -6030,9 +6100,10 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
     size_t i;
     int need_host = 0, need_dev = 0, any_dev = 0, workers, hooks_begun = 0;
     safeload_pool *pool = NULL, *tmp_pool = NULL;
-    const char *path0 = n_shards ? shards[0]->path : "";
+    const char *path0 = where;
 
     memset(&L, 0, sizeof L);
+    L.where = where;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;                  /* the caller has set *arena_out to NULL */
     if (n && !reqs)
@@ -6229,8 +6300,12 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
                 sl__os_size(shards[i]->src.fd, &now) == 0 && now < shards[i]->src.size)
                 L.io = SAFELOAD_IO_READ;
         }
-        for (i = 0; i < n_shards && L.io == SAFELOAD_IO_MMAP; i++)
-            if ((r = sl__file_map(shards[i], err)) != SAFELOAD_OK) goto out;
+        /* a shard that cannot be mapped whole (a 32-bit address space) is read instead: the
+           same bytes */
+        for (i = 0; i < n_shards && L.io == SAFELOAD_IO_MMAP; i++) {
+            safeload_error me;
+            if (sl__file_map(shards[i], &me) != SAFELOAD_OK) L.io = SAFELOAD_IO_READ;
+        }
     } else if (L.io == SAFELOAD_IO_DIRECT) {
         int any = 0;
         L.direct = (sl__os_file *)sl__malloc(L.alloc, (n_shards + 1) * sizeof(sl__os_file));
@@ -6268,8 +6343,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
             arena->host_raw = sl__os_alloc_pages(arena->raw_size, 1);
             arena->os_pages = 1;
             if (arena->host_raw)
-                arena->host = (unsigned char *)(((uintptr_t)arena->host_raw + huge - 1) &
-                                                ~(uintptr_t)(huge - 1));
+                arena->host = (unsigned char *)(((uintptr_t)arena->host_raw +
+                                                 (uintptr_t)(huge - 1)) & ~(uintptr_t)(huge - 1));
         } else if ((uint64_t)(size_t)(host_total + SL__ALIGN) == host_total + SL__ALIGN) {
             arena->raw_size = host_total + SL__ALIGN;
             arena->host_raw = sl__malloc(L.alloc, (size_t)arena->raw_size);
@@ -6321,7 +6396,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, sl_
             uint64_t sz = SL__MAX(max_task, (uint64_t)L.staging) + 3 * SL__DIRECT_ALIGN;
             w->bounce_raw = (unsigned char *)sl__malloc(L.alloc, (size_t)sz);
             if (!w->bounce_raw) { r = SL__OOM(err, path0); goto out; }
-            w->bounce = (unsigned char *)(((uintptr_t)w->bounce_raw + SL__DIRECT_ALIGN - 1) &
+            w->bounce = (unsigned char *)(((uintptr_t)w->bounce_raw +
+                                           (uintptr_t)(SL__DIRECT_ALIGN - 1)) &
                                           ~(uintptr_t)(SL__DIRECT_ALIGN - 1));
         }
     }
@@ -6405,7 +6481,8 @@ SL__DEF safeload_result safeload_load(safeload_model *m, safeload_request *reqs,
     if (arena) *arena = NULL;
     if (!m) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "model is NULL");
-    return sl__load_run(m->shards, m->n_shards, sl__resolve_model, m, reqs, n, desc, arena, err);
+    return sl__load_run(m->shards, m->n_shards, m->path, sl__resolve_model, m, reqs, n, desc,
+                        arena, err);
 }
 
 SL__DEF safeload_result safeload_load_file(safeload_file *f, safeload_request *reqs, size_t n,
@@ -6415,7 +6492,7 @@ SL__DEF safeload_result safeload_load_file(safeload_file *f, safeload_request *r
     if (arena) *arena = NULL;
     if (!f) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "file is NULL");
-    return sl__load_run(&f, 1, sl__resolve_file, f, reqs, n, desc, arena, err);
+    return sl__load_run(&f, 1, f->path, sl__resolve_file, f, reqs, n, desc, arena, err);
 }
 
 SL__DEF void safeload_loaded_free(safeload_loaded *l) {
@@ -6508,7 +6585,7 @@ static safeload_result sl__resolve_hooks(sl__load *L, const safeload_load_desc *
     safeload_device_hooks h = d->hooks;
     const char *prefix = "hooks.";
     const char *missing = NULL;
-    const char *path0 = L->n_shards ? L->shards[0]->path : "";
+    const char *path0 = L->where;
     char name[64];
 #if defined(SL__WEAK_HOOKS)
     if (d->device == SAFELOAD_DEVICE_CUDA) {
@@ -6579,7 +6656,7 @@ static safeload_result sl__device_budget(sl__load *L, const safeload_load_desc *
 
 static safeload_result sl__device_setup(sl__load *L, safeload_error *err) {
     int i, b;
-    const char *path0 = L->n_shards ? L->shards[0]->path : "";
+    const char *path0 = L->where;
     if (L->hooks.begin && L->hooks.begin(L->hooks.user, L->n_workers, L->pinned_count) != 0)
         return sl__fail(err, SAFELOAD_HOOK_FAILED, path0, SAFELOAD_NO_OFFSET, "begin", 5,
                         "the begin hook failed (%d workers, %d buffers each)", L->n_workers,
@@ -6690,9 +6767,7 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
         /* a run of small tensors: fill the buffer, then one upload per stretch of contiguous
            device memory */
         uint64_t opos = 0, start = 0;
-        int plain = 1;
-        for (k = 0; k < t->nseg; k++) plain &= !L->reqs[L->segs[t->seg0 + k].req].cast;
-        if (plain) {
+        if (!t->cast) {
             if (!sl__io_read(L, w, t, t->off, pin, t->len)) return 0;
         } else {
             const unsigned char *src = sl__read_run(L, w, t);

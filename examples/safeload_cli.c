@@ -142,6 +142,11 @@ static void json_string(FILE *o, const char *s, size_t n) {
     fputc('"', o);
 }
 
+static const char *dtype_str(safeload_dtype d) {   /* a parsed file's dtypes all have names */
+    const char *s = safeload_dtype_name(d);
+    return s ? s : "?";
+}
+
 static void shape_string(char *buf, size_t cap, const safeload_tensor *t) {
     size_t at = 0;
     uint32_t k;
@@ -187,7 +192,7 @@ static void inspect_table(const safeload_file *f, const char *path) {
         shape_string(shape, sizeof shape, t);
         human_bytes(size, sizeof size, t->nbytes);
         put_text(stdout, t->name, t->name_len, w);
-        printf("  %-11s  %-20s  %10s  %llu\n", safeload_dtype_name(t->dtype), shape, size,
+        printf("  %-11s  %-20s  %10s  %llu\n", dtype_str(t->dtype), shape, size,
                (unsigned long long)t->begin);
     }
 }
@@ -210,7 +215,7 @@ static void inspect_json(const safeload_file *f) {
         if (i) putchar(',');
         printf("{\"name\":");
         json_string(stdout, t->name, t->name_len);
-        printf(",\"dtype\":\"%s\",\"shape\":[", safeload_dtype_name(t->dtype));
+        printf(",\"dtype\":\"%s\",\"shape\":[", dtype_str(t->dtype));
         for (k = 0; k < t->rank; k++) printf("%s%llu", k ? "," : "", (unsigned long long)t->shape[k]);
         printf("],\"data_offsets\":[%llu,%llu]}", (unsigned long long)t->begin,
                (unsigned long long)t->end);

@@ -2,7 +2,7 @@
    reference against an independent oracle written with double arithmetic (frexp/ldexp and an
    explicit round-half-even). Runs in a few seconds; also built with ASan/UBSan and for AArch64. */
 #if !defined(_WIN32)
-#  define _POSIX_C_SOURCE 200112L /* setenv */
+#  define _GNU_SOURCE /* setenv; pread and friends where safeload.h is not the first include */
 #endif
 #include "testutil.h"
 #define SAFELOAD_IMPLEMENTATION

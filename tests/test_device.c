@@ -274,6 +274,60 @@ static void test_device_cancel(fake_dev *dev) {
     safeload_close(f);
 }
 
+/* A device run read from a file that joins a plain tensor, a cast one and a plain one again
+   goes through the staging buffer, so it must fit it (it used to overflow an 8 KiB one). */
+static void test_mixed_run(fake_dev *dev) {
+    static const char hdr[] =
+        "{\"a\":{\"dtype\":\"F32\",\"shape\":[16],\"data_offsets\":[0,64]},"
+        "\"b\":{\"dtype\":\"F16\",\"shape\":[2048],\"data_offsets\":[64,4160]},"
+        "\"c\":{\"dtype\":\"F32\",\"shape\":[2048],\"data_offsets\":[4160,12352]}}";
+    static unsigned char img[8 + sizeof hdr + 8 + 12352];
+    float want_b[2048];
+    size_t hl = sizeof hdr - 1, pad = (8 - hl % 8) % 8, n = 8 + hl + pad + 12352, i;
+    const unsigned char *data = img + 8 + hl + pad;
+    char p[] = "/tmp/safeload-test-device-XXXXXX";
+    void *mem;
+    int fd, io;
+    for (i = 0; i < 8; i++) img[i] = (unsigned char)((hl + pad) >> (8 * i));
+    memcpy(img + 8, hdr, hl);
+    memset(img + 8 + hl, ' ', pad);
+    for (i = 0; i < 12352; i++) img[8 + hl + pad + i] = (unsigned char)(i * 7 + i / 256);
+    CHECK(safeload_convert(want_b, SAFELOAD_F32, data + 64, SAFELOAD_F16, 2048) == SAFELOAD_OK);
+    fd = mkstemp(p);
+    CHECK(fd >= 0 && write(fd, img, n) == (ssize_t)n);
+    if (fd >= 0) close(fd);
+    fd_device_alloc(dev, 16448, &mem);
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+        safeload_file *f;
+        safeload_error e;
+        safeload_request q[3];
+        safeload_load_desc d;
+        unsigned char *m = (unsigned char *)mem;
+        memset(q, 0, sizeof q);
+        memset(&d, 0, sizeof d);
+        memset(mem, 0, 16448);
+        q[0].name = "a"; q[0].dst = m;        q[0].dst_size = 64;
+        q[1].name = "b"; q[1].dst = m + 64;   q[1].dst_size = 8192; q[1].dtype = SAFELOAD_F32;
+        q[2].name = "c"; q[2].dst = m + 8256; q[2].dst_size = 8192;
+        for (i = 0; i < 3; i++) q[i].device = 1;
+        d.threads = 1;
+        d.io = (safeload_io)io;
+        d.staging_size = 8192;
+        d.hooks = fd_hooks(dev);
+        fd_reset_counters(dev, -1, 0);
+        CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
+        CHECK_MSG(safeload_load_file(f, q, 3, &d, NULL, &e) == SAFELOAD_OK, "io %d: %s", io,
+                  e.message);
+        CHECK_MSG(memcmp(m, data, 64) == 0, "io %d: a", io);
+        CHECK_MSG(memcmp(m + 64, want_b, 8192) == 0, "io %d: b", io);
+        CHECK_MSG(memcmp(m + 8256, data + 4160, 8192) == 0, "io %d: c", io);
+        CHECK_EQ_U64(dev->violations, 0);
+        safeload_close(f);
+    }
+    fd_device_free(dev, mem);
+    remove(p);
+}
+
 int main(void) {
     fake_dev dev;
     size_t i;
@@ -284,6 +338,7 @@ int main(void) {
     test_hook_failures(&dev);
     test_missing_hooks(&dev);
     test_device_cancel(&dev);
+    test_mixed_run(&dev);
     fd_destroy(&dev);
     /* throttled: copies land well after upload() returns */
     fd_init(&dev, 400e6);

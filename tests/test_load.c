@@ -594,6 +594,15 @@ static void test_shards(const tl_model *m) {
         }
         CHECK_EQ_U64(h, want);
         safeload_loaded_free(l);
+        {   /* a name the model lacks is the model's error: it names the index, not a shard */
+            safeload_request rq;
+            safeload_arena *arena;
+            memset(&rq, 0, sizeof rq);
+            rq.name = "no.such.tensor";
+            CHECK(safeload_load(mod, &rq, 1, NULL, &arena, &e) == SAFELOAD_NOT_FOUND);
+            CHECK_STR(e.tensor, "no.such.tensor");
+            CHECK_STR(e.file, idx);
+        }
         safeload_model_close(mod);
     }
 
@@ -998,6 +1007,106 @@ static void test_view(const tl_model *m, const char *path) {
    still loads the bytes of the file that was opened (O_DIRECT reopens by path, and must notice
    that the path names another file now). Truncated: every mode reports UNEXPECTED_EOF (mmap
    must not touch pages past the new end, which would be SIGBUS). */
+/* A run that joins a plain tensor, a cast one, then a plain one again must still fit the
+   staging buffer it is read through (the third used to be checked against the chunk only,
+   and a 12 KiB run overflowed an 8 KiB staging buffer). */
+static void test_mixed_run(void) {
+    static const char hdr[] =
+        "{\"a\":{\"dtype\":\"F32\",\"shape\":[16],\"data_offsets\":[0,64]},"
+        "\"b\":{\"dtype\":\"F16\",\"shape\":[2048],\"data_offsets\":[64,4160]},"
+        "\"c\":{\"dtype\":\"F32\",\"shape\":[2048],\"data_offsets\":[4160,12352]}}";
+    unsigned char *img, *win = NULL;
+    float want_b[2048];
+    size_t hl = sizeof hdr - 1, pad = (8 - hl % 8) % 8, n = 8 + hl + pad + 12352, i;
+    char p[400];
+    FILE *fp;
+    int io, th;
+    img = (unsigned char *)malloc(n);
+    CHECK(img != NULL);
+    if (!img) return;
+    for (i = 0; i < 8; i++) img[i] = (unsigned char)((hl + pad) >> (8 * i));
+    memcpy(img + 8, hdr, hl);
+    memset(img + 8 + hl, ' ', pad);
+    for (i = 0; i < 12352; i++) img[8 + hl + pad + i] = (unsigned char)(i * 7 + i / 256);
+    CHECK(safeload_convert(want_b, SAFELOAD_F32, img + 8 + hl + pad + 64, SAFELOAD_F16, 2048) ==
+          SAFELOAD_OK);
+    tl_path(p, sizeof p, "mixed_run.safetensors");
+    fp = fopen(p, "wb");
+    CHECK(fp != NULL && fwrite(img, 1, n, fp) == n);
+    if (fp) fclose(fp);
+    CHECK(posix_memalign((void **)&win, 2u << 20, 2u << 20) == 0);   /* one 2 MiB window */
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT && win; io++)
+        for (th = 1; th <= 2; th++) {
+            safeload_file *f;
+            safeload_error e;
+            safeload_request q[3];
+            safeload_load_desc d;
+            safeload_result r;
+            memset(q, 0, sizeof q);
+            memset(&d, 0, sizeof d);
+            memset(win, 0xAB, 20000);
+            q[0].name = "a"; q[0].dst = win;        q[0].dst_size = 64;
+            q[1].name = "b"; q[1].dst = win + 64;   q[1].dst_size = 8192;
+            q[1].dtype = SAFELOAD_F32;
+            q[2].name = "c"; q[2].dst = win + 8256; q[2].dst_size = 8192;
+            d.threads = th;
+            d.io = (safeload_io)io;
+            d.staging_size = 8192;
+            CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
+            r = safeload_load_file(f, q, 3, &d, NULL, &e);
+            CHECK_MSG(r == SAFELOAD_OK, "io %d threads %d: %s", io, th, e.message);
+            CHECK_MSG(memcmp(win, img + 8 + hl + pad, 64) == 0, "io %d: a", io);
+            CHECK_MSG(memcmp(win + 64, want_b, 8192) == 0, "io %d: b", io);
+            CHECK_MSG(memcmp(win + 8256, img + 8 + hl + pad + 4160, 8192) == 0, "io %d: c", io);
+            CHECK_MSG(win[16448] == 0xAB, "io %d: wrote past c", io);
+            safeload_close(f);
+        }
+    /* cut inside c after the open: every mode reports the same tensor and byte */
+    if (win) {
+        safeload_file *f;
+        safeload_error e;
+        uint64_t cut = 8 + hl + pad + 4160 + 100;
+        CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
+        CHECK(truncate(p, (off_t)cut) == 0);
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+            int only_c;
+            for (only_c = 0; only_c <= 1; only_c++) {
+                safeload_request q[3];
+                safeload_load_desc d;
+                memset(q, 0, sizeof q);
+                memset(&d, 0, sizeof d);
+                q[0].name = "a"; q[0].dst = win;        q[0].dst_size = 64;
+                q[1].name = "b"; q[1].dst = win + 64;   q[1].dst_size = 8192;
+                q[1].dtype = SAFELOAD_F32;
+                q[2].name = "c"; q[2].dst = win + 8256; q[2].dst_size = 8192;
+                d.threads = 1;
+                d.io = (safeload_io)io;
+                CHECK_MSG(safeload_load_file(f, only_c ? q + 2 : q, only_c ? 1 : 3, &d, NULL,
+                                             &e) == SAFELOAD_UNEXPECTED_EOF, "io %d", io);
+                CHECK_STR(e.tensor, "c");
+                CHECK_MSG(e.offset == cut, "io %d only_c %d: offset %llu, want %llu", io,
+                          only_c, (unsigned long long)e.offset, (unsigned long long)cut);
+            }
+        }
+        CHECK(truncate(p, (off_t)(8 + hl + pad + 4000)) == 0);     /* now inside b */
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+            safeload_request q;
+            safeload_load_desc d;
+            memset(&q, 0, sizeof q);
+            memset(&d, 0, sizeof d);
+            q.name = "c"; q.dst = win + 8256; q.dst_size = 8192;
+            d.io = (safeload_io)io;
+            CHECK(safeload_load_file(f, &q, 1, &d, NULL, &e) == SAFELOAD_UNEXPECTED_EOF);
+            CHECK_STR(e.tensor, "c");
+            CHECK_MSG(e.offset == 8 + hl + pad + 4160, "io %d: offset %llu", io,
+                      (unsigned long long)e.offset);
+        }
+        safeload_close(f);
+    }
+    free(win);
+    free(img);
+}
+
 static void test_changed_file(void) {
     static float one[50000], two[50000], out[50000];
     uint64_t shape[1] = {50000};
@@ -1067,6 +1176,7 @@ int main(void) {
     test_pool(&m, path);
     test_view(&m, path);
     test_changed_file();
+    test_mixed_run();
     {
         /* allocation failures on a smaller checkpoint (the loop runs once per allocation) */
         tl_model s;

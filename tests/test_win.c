@@ -142,6 +142,12 @@ int main(void) {
     /* errors name the file */
     CHECK(safeload_model_open(&m, "no-such-dir/x.safetensors", NULL, &e) == SAFELOAD_IO_ERROR);
     CHECK(strstr(e.file, "x.safetensors") != NULL);
+    CHECK_MSG(strstr(e.message, "no such file") != NULL, "%s", e.message);
+    {   /* a directory opened as a file: Windows says "access denied", the message says why */
+        safeload_file *f;
+        CHECK(safeload_open(&f, sdir, NULL, &e) == SAFELOAD_IO_ERROR);
+        CHECK_MSG(strstr(e.message, "is a directory") != NULL, "%s", e.message);
+    }
     for (i = 0; i < TW_N; i++) free(tw_data[i]);
     /* leave no files behind */
     for (i = 0; i < 3; i++) {
