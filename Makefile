@@ -17,6 +17,10 @@ WARN    := -Wall -Wextra -pedantic -Werror
 CFLAGS  ?= -O2
 STD     := -std=c99
 LDLIBS  := -lpthread -lm
+# what a demanding user may build with: the header stays clean under it (test-cxx)
+STRICT  := -Wshadow -Wconversion -Wsign-conversion -Wcast-qual -Wstrict-prototypes \
+           -Wmissing-prototypes -Wundef -Wdouble-promotion -Wvla -Wformat=2 -Wnull-dereference \
+           -Wimplicit-fallthrough
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 HDR     := safeload.h
@@ -82,6 +86,8 @@ test-cxx: | $(BUILD)
 	./$(BUILD)/c_switches
 	$(CLANG) $(STD) $(WARN) -O2 -I. -DSAFELOAD_NO_WEAK_HOOKS -c tests/compile_check.c -o $(BUILD)/clang.o
 	$(CC) $(STD) $(WARN) -O0 -I. -c tests/compile_check.c -o $(BUILD)/O0.o
+	$(CC) $(STD) $(WARN) $(STRICT) -O3 -I. -c tests/compile_check.c -o $(BUILD)/strict.o
+	$(CLANG) $(STD) $(WARN) $(STRICT) -Wcast-align -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_clang.o
 
 # ---- slower and tool-specific tests (CI runs them all) ----------------------------------------
 # Every f32 input through f32->f16 and f32->bf16 on scalar and the SIMD paths (minutes).

@@ -2789,7 +2789,7 @@ static void sl__file_free(safeload_file *f) {
     safeload_allocator a;
     if (!f) return;
     a = f->alloc;
-    if (f->map) sl__os_unmap((void *)f->map, f->src.size, f->map_handle);
+    if (f->map) sl__os_unmap((void *)(uintptr_t)f->map, f->src.size, f->map_handle);
     if (f->src.kind == SL__SRC_FILE) sl__os_close(f->src.fd);
     if (f->src.kind == SL__SRC_READER && f->src.reader.close) f->src.reader.close(f->src.reader.user);
     if (f->map_lock_ok) sl__mutex_destroy(&f->map_lock);
@@ -3161,7 +3161,7 @@ SL__DEF safeload_result safeload_view(safeload_file *f, const safeload_tensor *t
 
 /* The names a report is computed over: one file, or a model's merged table. */
 typedef struct sl__nameset {
-    sl__table *table;
+    const sl__table *table;
     sl__keys keys;
     size_t count;
     uint64_t k0, k1;
@@ -3231,7 +3231,7 @@ SL__DEF safeload_result safeload_check_keys(const safeload_file *f, const char *
     if (!f || !report)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "file or report is NULL");
-    ns.table = (sl__table *)&f->names;
+    ns.table = &f->names;
     ns.keys = SL__KEYS(f->tensors, safeload_tensor);
     ns.count = f->count;
     ns.k0 = f->k0;
@@ -5449,7 +5449,7 @@ SL__DEF safeload_result safeload_model_check_keys(const safeload_model *m,
     if (!m || !report)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "model or report is NULL");
-    ns.table = (sl__table *)&m->names;
+    ns.table = &m->names;
     ns.keys = SL__KEYS(m->refs, sl__ref);
     ns.count = m->count;
     ns.k0 = m->k0;
