@@ -6766,7 +6766,7 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
     } else {
         /* a run of small tensors: fill the buffer, then one upload per stretch of contiguous
            device memory */
-        uint64_t opos = 0, start = 0;
+        uint64_t opos = 0, start = 0, spos = 0;     /* spos: where the stretch starts in the file */
         if (!t->cast) {
             if (!sl__io_read(L, w, t, t->off, pin, t->len)) return 0;
         } else {
@@ -6794,11 +6794,12 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
             /* upload [start, opos) of the buffer to the device address where start landed */
             {
                 uint64_t len = opos - start;
-                if (!sl__upload(L, wid, b, t, dev + n - len, pin + start, len, t->off + start))
+                if (!sl__upload(L, wid, b, t, dev + n - len, pin + start, len, t->off + spos))
                     return 0;
                 w->bytes_written += len;
             }
             start = opos;
+            if (nx) spos = nx->task_pos;
         }
     }
     w->pinned_busy[b] = 1;

@@ -328,6 +328,54 @@ static void test_mixed_run(fake_dev *dev) {
     remove(p);
 }
 
+/* A failed upload inside a run of small tensors names the tensor whose bytes it carried and
+   that tensor's first file byte, also when a cast earlier in the run changed the sizes (the
+   buffer position used to be reported as a file position). */
+static void test_upload_failure_names(fake_dev *dev) {
+    static const char hdr[] =
+        "{\"A\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+        "\"B\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[16,32]},"
+        "\"C\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[32,48]}}";
+    static unsigned char img[8 + sizeof hdr + 8 + 48];
+    size_t hl = sizeof hdr - 1, pad = (8 - hl % 8) % 8, i;
+    uint64_t data = 8 + hl + pad;
+    safeload_file *f;
+    safeload_error e;
+    void *mem[3];
+    int fail;
+    for (i = 0; i < 8; i++) img[i] = (unsigned char)((hl + pad) >> (8 * i));
+    memcpy(img + 8, hdr, hl);
+    memset(img + 8 + hl, ' ', pad);
+    for (i = 0; i < 48; i++) img[data + i] = (unsigned char)(0x3C + i % 4);
+    CHECK(safeload_open_memory(&f, img, (size_t)data + 48, NULL, &e) == SAFELOAD_OK);
+    for (i = 0; i < 3; i++) fd_device_alloc(dev, 64, &mem[i]);  /* apart: one upload each */
+    for (fail = 0; fail < 3; fail++) {
+        static const char *const names[3] = {"A", "B", "C"};
+        safeload_request q[3];
+        safeload_load_desc d;
+        memset(q, 0, sizeof q);
+        memset(&d, 0, sizeof d);
+        for (i = 0; i < 3; i++) {
+            q[i].name = names[i];
+            q[i].device = 1;
+            q[i].dst = mem[i];
+            q[i].dst_size = 64;
+        }
+        q[0].dtype = SAFELOAD_F16;            /* A: 16 bytes in, 8 out */
+        q[1].dtype = SAFELOAD_F64;            /* B: 16 bytes in, 32 out */
+        d.threads = 1;
+        d.hooks = fd_hooks(dev);
+        fd_reset_counters(dev, FD_UPLOAD, fail);
+        CHECK(safeload_load_file(f, q, 3, &d, NULL, &e) == SAFELOAD_HOOK_FAILED);
+        CHECK_STR(e.tensor, names[fail]);
+        CHECK_MSG(e.offset == data + 16 * (uint64_t)fail, "upload %d failed: offset %llu, want %llu",
+                  fail, (unsigned long long)e.offset, (unsigned long long)(data + 16 * fail));
+        CHECK_EQ_U64(dev->pinned_live, 0);
+    }
+    for (i = 0; i < 3; i++) fd_device_free(dev, mem[i]);
+    safeload_close(f);
+}
+
 int main(void) {
     fake_dev dev;
     size_t i;
@@ -339,6 +387,7 @@ int main(void) {
     test_missing_hooks(&dev);
     test_device_cancel(&dev);
     test_mixed_run(&dev);
+    test_upload_failure_names(&dev);
     fd_destroy(&dev);
     /* throttled: copies land well after upload() returns */
     fd_init(&dev, 400e6);
