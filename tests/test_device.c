@@ -281,17 +281,16 @@ static void test_mixed_run(fake_dev *dev) {
         "{\"a\":{\"dtype\":\"F32\",\"shape\":[16],\"data_offsets\":[0,64]},"
         "\"b\":{\"dtype\":\"F16\",\"shape\":[2048],\"data_offsets\":[64,4160]},"
         "\"c\":{\"dtype\":\"F32\",\"shape\":[2048],\"data_offsets\":[4160,12352]}}";
-    static unsigned char img[8 + sizeof hdr + 8 + 12352];
     float want_b[2048];
-    size_t hl = sizeof hdr - 1, pad = (8 - hl % 8) % 8, n = 8 + hl + pad + 12352, i;
-    const unsigned char *data = img + 8 + hl + pad;
+    size_t n, ds, i;
+    unsigned char *img = tu_image(hdr, 12352, &n, &ds);
+    const unsigned char *data;
     char p[] = "/tmp/safeload-test-device-XXXXXX";
     void *mem;
     int fd, io;
-    for (i = 0; i < 8; i++) img[i] = (unsigned char)((hl + pad) >> (8 * i));
-    memcpy(img + 8, hdr, hl);
-    memset(img + 8 + hl, ' ', pad);
-    for (i = 0; i < 12352; i++) img[8 + hl + pad + i] = (unsigned char)(i * 7 + i / 256);
+    CHECK(img != NULL);
+    if (!img) return;
+    data = img + ds;
     CHECK(safeload_convert(want_b, SAFELOAD_F32, data + 64, SAFELOAD_F16, 2048) == SAFELOAD_OK);
     fd = mkstemp(p);
     CHECK(fd >= 0 && write(fd, img, n) == (ssize_t)n);
@@ -326,6 +325,7 @@ static void test_mixed_run(fake_dev *dev) {
     }
     fd_device_free(dev, mem);
     remove(p);
+    free(img);
 }
 
 /* A failed upload inside a run of small tensors names the tensor whose bytes it carried and
@@ -336,18 +336,15 @@ static void test_upload_failure_names(fake_dev *dev) {
         "{\"A\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
         "\"B\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[16,32]},"
         "\"C\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[32,48]}}";
-    static unsigned char img[8 + sizeof hdr + 8 + 48];
-    size_t hl = sizeof hdr - 1, pad = (8 - hl % 8) % 8, i;
-    uint64_t data = 8 + hl + pad;
+    size_t n, data, i;
+    unsigned char *img = tu_image(hdr, 48, &n, &data);
     safeload_file *f;
     safeload_error e;
     void *mem[3];
     int fail;
-    for (i = 0; i < 8; i++) img[i] = (unsigned char)((hl + pad) >> (8 * i));
-    memcpy(img + 8, hdr, hl);
-    memset(img + 8 + hl, ' ', pad);
-    for (i = 0; i < 48; i++) img[data + i] = (unsigned char)(0x3C + i % 4);
-    CHECK(safeload_open_memory(&f, img, (size_t)data + 48, NULL, &e) == SAFELOAD_OK);
+    CHECK(img != NULL);
+    if (!img) return;
+    CHECK(safeload_open_memory(&f, img, n, NULL, &e) == SAFELOAD_OK);
     for (i = 0; i < 3; i++) fd_device_alloc(dev, 64, &mem[i]);  /* apart: one upload each */
     for (fail = 0; fail < 3; fail++) {
         static const char *const names[3] = {"A", "B", "C"};
@@ -369,11 +366,12 @@ static void test_upload_failure_names(fake_dev *dev) {
         CHECK(safeload_load_file(f, q, 3, &d, NULL, &e) == SAFELOAD_HOOK_FAILED);
         CHECK_STR(e.tensor, names[fail]);
         CHECK_MSG(e.offset == data + 16 * (uint64_t)fail, "upload %d failed: offset %llu, want %llu",
-                  fail, (unsigned long long)e.offset, (unsigned long long)(data + 16 * fail));
+                  fail, (unsigned long long)e.offset, (unsigned long long)(data + 16 * (size_t)fail));
         CHECK_EQ_U64(dev->pinned_live, 0);
     }
     for (i = 0; i < 3; i++) fd_device_free(dev, mem[i]);
     safeload_close(f);
+    free(img);
 }
 
 int main(void) {

@@ -756,14 +756,17 @@ static void test_progress_cancel(const tl_model *m, const char *path) {
     CHECK(pg.monotonic && pg.last_done == pg.total && pg.total > 0);
     /* one thread: exactly one call per interval boundary crossed, plus the final one */
     CHECK_EQ_U64(pg.calls, (pg.total >> 20) + ((pg.total & ((1 << 20) - 1)) != 0));
+    total_calls = pg.calls;
     safeload_loaded_free(l);
     memset(&pg, 0, sizeof pg);
     pg.monotonic = 1;
     pg.cancel_at = -1;
     d.threads = 2;
     CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
-    CHECK(pg.monotonic && pg.last_done == pg.total && pg.calls >= 2);
-    total_calls = pg.calls;
+    /* the caller reports while the other worker runs; if the scheduler leaves it asleep
+       until the end, the crossings collapse into one call */
+    CHECK(pg.monotonic && pg.last_done == pg.total && pg.calls >= 1);
+    CHECK(pg.calls <= total_calls);
     CHECK(tl_check_loaded(m, l->tensors, l->count));
     safeload_loaded_free(l);
     /* cancel at every call, several thread counts: CANCELLED, nothing loaded, nothing leaked */
@@ -1017,18 +1020,14 @@ static void test_mixed_run(void) {
         "\"c\":{\"dtype\":\"F32\",\"shape\":[2048],\"data_offsets\":[4160,12352]}}";
     unsigned char *img, *win = NULL;
     float want_b[2048];
-    size_t hl = sizeof hdr - 1, pad = (8 - hl % 8) % 8, n = 8 + hl + pad + 12352, i;
+    size_t n, ds;
     char p[400];
     FILE *fp;
     int io, th;
-    img = (unsigned char *)malloc(n);
+    img = tu_image(hdr, 12352, &n, &ds);
     CHECK(img != NULL);
     if (!img) return;
-    for (i = 0; i < 8; i++) img[i] = (unsigned char)((hl + pad) >> (8 * i));
-    memcpy(img + 8, hdr, hl);
-    memset(img + 8 + hl, ' ', pad);
-    for (i = 0; i < 12352; i++) img[8 + hl + pad + i] = (unsigned char)(i * 7 + i / 256);
-    CHECK(safeload_convert(want_b, SAFELOAD_F32, img + 8 + hl + pad + 64, SAFELOAD_F16, 2048) ==
+    CHECK(safeload_convert(want_b, SAFELOAD_F32, img + ds + 64, SAFELOAD_F16, 2048) ==
           SAFELOAD_OK);
     tl_path(p, sizeof p, "mixed_run.safetensors");
     fp = fopen(p, "wb");
@@ -1055,9 +1054,9 @@ static void test_mixed_run(void) {
             CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
             r = safeload_load_file(f, q, 3, &d, NULL, &e);
             CHECK_MSG(r == SAFELOAD_OK, "io %d threads %d: %s", io, th, e.message);
-            CHECK_MSG(memcmp(win, img + 8 + hl + pad, 64) == 0, "io %d: a", io);
+            CHECK_MSG(memcmp(win, img + ds, 64) == 0, "io %d: a", io);
             CHECK_MSG(memcmp(win + 64, want_b, 8192) == 0, "io %d: b", io);
-            CHECK_MSG(memcmp(win + 8256, img + 8 + hl + pad + 4160, 8192) == 0, "io %d: c", io);
+            CHECK_MSG(memcmp(win + 8256, img + ds + 4160, 8192) == 0, "io %d: c", io);
             CHECK_MSG(win[16448] == 0xAB, "io %d: wrote past c", io);
             safeload_close(f);
         }
@@ -1065,7 +1064,7 @@ static void test_mixed_run(void) {
     if (win) {
         safeload_file *f;
         safeload_error e;
-        uint64_t cut = 8 + hl + pad + 4160 + 100;
+        uint64_t cut = ds + 4160 + 100;
         CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
         CHECK(truncate(p, (off_t)cut) == 0);
         for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
@@ -1088,7 +1087,7 @@ static void test_mixed_run(void) {
                           only_c, (unsigned long long)e.offset, (unsigned long long)cut);
             }
         }
-        CHECK(truncate(p, (off_t)(8 + hl + pad + 4000)) == 0);     /* now inside b */
+        CHECK(truncate(p, (off_t)(ds + 4000)) == 0);     /* now inside b */
         for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
             safeload_request q;
             safeload_load_desc d;
@@ -1098,7 +1097,7 @@ static void test_mixed_run(void) {
             d.io = (safeload_io)io;
             CHECK(safeload_load_file(f, &q, 1, &d, NULL, &e) == SAFELOAD_UNEXPECTED_EOF);
             CHECK_STR(e.tensor, "c");
-            CHECK_MSG(e.offset == 8 + hl + pad + 4160, "io %d: offset %llu", io,
+            CHECK_MSG(e.offset == ds + 4160, "io %d: offset %llu", io,
                       (unsigned long long)e.offset);
         }
         safeload_close(f);

@@ -67,6 +67,23 @@ TU_UNUSED static unsigned char *tu_slurp(const char *path, size_t *n) {
     return p;
 }
 
+/* A file image written by hand: the 8-byte length, the JSON header padded with spaces to a
+   multiple of 8, then data_len bytes of data filled with a fixed pattern. The data section
+   starts at *data_start. Free with free(). */
+TU_UNUSED static unsigned char *tu_image(const char *header, size_t data_len, size_t *size,
+                                         size_t *data_start) {
+    size_t hl = strlen(header), pad = (8 - hl % 8) % 8, i;
+    unsigned char *img = (unsigned char *)malloc(8 + hl + pad + data_len);
+    if (!img) return NULL;
+    for (i = 0; i < 8; i++) img[i] = (unsigned char)((uint64_t)(hl + pad) >> (8 * i));
+    memcpy(img + 8, header, hl);
+    memset(img + 8 + hl, ' ', pad);
+    for (i = 0; i < data_len; i++) img[8 + hl + pad + i] = (unsigned char)(i * 7 + i / 256);
+    *size = 8 + hl + pad + data_len;
+    *data_start = 8 + hl + pad;
+    return img;
+}
+
 /* Deterministic PRNG (splitmix64) so tests never depend on time. */
 static uint64_t tu_rng_state = 0x9E3779B97F4A7C15ULL;
 TU_UNUSED static uint64_t tu_rand64(void) {
