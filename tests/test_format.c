@@ -1304,7 +1304,9 @@ static void test_many(void) {
     t1 = now_s();
     CHECK_EQ_U64(found, NT);
     printf("  100k finds: %.1f ms\n", (t1 - t0) * 1e3);
-    CHECK_MSG(t1 - t0 < 0.2, "100k finds took %.3f s", t1 - t0);
+    /* a guard against linear lookups, not a benchmark (make bench measures): a scan would
+       be ~5e9 name compares, far past 2 s, while this must pass under qemu and sanitizers */
+    CHECK_MSG(t1 - t0 < 2.0, "100k finds took %.3f s", t1 - t0);
     CHECK(safeload_find(f, "model.layers.1000.mlp.experts.0.gate_proj.weight") == NULL);
     CHECK(safeload_find(f, "model.layers.0.mlp.experts.100.gate_proj.weight") == NULL);
     /* writer order is by name bytewise: offsets follow it */
