@@ -5942,7 +5942,7 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
 static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *t);
 static void sl__device_drain(sl__load *L, sl__worker *w, int wid);
 
-/* The load's byte count; the caller of sl__done_held holds mu. */
+/* The load's byte count; held: the caller holds mu. */
 static void sl__done_add(sl__load *L, uint64_t n) {
 #if defined(SL__LOCKED_COUNT)
     sl__mutex_lock(&L->mu);
@@ -5952,27 +5952,22 @@ static void sl__done_add(sl__load *L, uint64_t n) {
     sl__atomic_add(&L->done_bytes, n);
 #endif
 }
-SL__MAYBE_UNUSED static uint64_t sl__done_held(sl__load *L) {
-#if defined(SL__LOCKED_COUNT)
-    return L->done_bytes;
-#else
-    return sl__atomic_load(&L->done_bytes);
-#endif
-}
-static uint64_t sl__done(sl__load *L) {
+static uint64_t sl__done(sl__load *L, int held) {
 #if defined(SL__LOCKED_COUNT)
     uint64_t v;
+    if (held) return L->done_bytes;
     sl__mutex_lock(&L->mu);
     v = L->done_bytes;
     sl__mutex_unlock(&L->mu);
     return v;
 #else
+    SL__UNUSED(held);
     return sl__atomic_load(&L->done_bytes);
 #endif
 }
 
 static void sl__maybe_progress(sl__load *L, uint64_t *last, int final) {
-    uint64_t done = sl__done(L);
+    uint64_t done = sl__done(L, 0);
     /* report each time `done` crosses a multiple of the interval */
     if (!L->progress || (!final && done / L->progress_interval == *last / L->progress_interval))
         return;
@@ -6022,7 +6017,7 @@ static void sl__load_job(void *ctx, int wid) {
     if (wid == 0 && L->progress && L->n_workers > 1) {
         sl__mutex_lock(&L->mu);
         while (!sl__atomic_load(&L->stop) &&
-               sl__done_held(L) < L->total_bytes) {
+               sl__done(L, 1) < L->total_bytes) {
             sl__cond_wait(&L->cv, &L->mu);
             sl__mutex_unlock(&L->mu);
             sl__maybe_progress(L, &last, 0);
