@@ -86,6 +86,10 @@ test-cxx: | $(BUILD)
 	./$(BUILD)/c_switches
 	$(CLANG) $(STD) $(WARN) -O2 -I. -DSAFELOAD_NO_WEAK_HOOKS -c tests/compile_check.c -o $(BUILD)/clang.o
 	$(CC) $(STD) $(WARN) -O0 -I. -c tests/compile_check.c -o $(BUILD)/O0.o
+	$(CC) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST tests/compile_check.c -o $(BUILD)/last_gcc $(LDLIBS)
+	./$(BUILD)/last_gcc
+	$(CLANG) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST tests/compile_check.c -o $(BUILD)/last_clang $(LDLIBS)
+	./$(BUILD)/last_clang
 	$(CC) $(STD) $(WARN) $(STRICT) -O3 -I. -c tests/compile_check.c -o $(BUILD)/strict.o
 	$(CLANG) $(STD) $(WARN) $(STRICT) -Wcast-align -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_clang.o
 

@@ -818,6 +818,9 @@ extern int fsync(int);
 #      define O_DIRECT 0200000
 #    endif
 #  endif
+#  ifndef S_ISSOCK /* hidden by strict C99 when a system header came first; same value everywhere */
+#    define S_ISSOCK(m) (((m) & 0170000) == 0140000)
+#  endif
 /* Test seams: the tests define these to inject short reads, EINTR and errors. */
 #  ifndef SAFELOAD_PREAD
 #    define SAFELOAD_PREAD pread
