@@ -533,7 +533,8 @@ SAFELOAD_API void safeload_loaded_free(safeload_loaded *loaded);
 /* ---------------------------------------------------------------------------------------------
    Writing, byte-identical to the reference writer: tensors sorted by dtype (descending) then
    name, compact JSON, __metadata__ first (keys sorted), padded with spaces to a multiple of 8.
-   Files are written atomically: a temporary file in the same directory, flushed, renamed.
+   Files are written atomically: a temporary file in the same directory, flushed, renamed. The
+   new file keeps the old one's permissions; a symlink is followed (the link survives).
    ------------------------------------------------------------------------------------------ */
 typedef struct safeload_save_tensor {
     const char *name;           /* NUL-terminated UTF-8 */
@@ -803,6 +804,9 @@ extern ssize_t pread(int, void *, size_t, off_t);
 extern ssize_t preadv(int, const struct iovec *, int, off_t);
 extern int madvise(void *, size_t, int);
 extern int fsync(int);
+extern int lstat(const char *, struct stat *);
+extern ssize_t readlink(const char *, char *, size_t);
+extern int fchmod(int, mode_t);
 #    ifndef MAP_ANONYMOUS
 #      define MAP_ANONYMOUS 0x20
 #    endif
@@ -818,8 +822,12 @@ extern int fsync(int);
 #      define O_DIRECT 0200000
 #    endif
 #  endif
-#  ifndef S_ISSOCK /* hidden by strict C99 when a system header came first; same value everywhere */
+/* hidden by strict C99 when a system header came first; the values are the same everywhere */
+#  ifndef S_ISSOCK
 #    define S_ISSOCK(m) (((m) & 0170000) == 0140000)
+#  endif
+#  ifndef S_ISLNK
+#    define S_ISLNK(m) (((m) & 0170000) == 0120000)
 #  endif
 /* Test seams: the tests define these to inject short reads, EINTR and errors. */
 #  ifndef SAFELOAD_PREAD
@@ -857,17 +865,15 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
     LARGE_INTEGER li;
     HANDLE h;
     wchar_t *w = sl__widen(path, a);
-    if (!w) return 22; /* EINVAL: not UTF-8 */
+    if (!w) return 1113; /* ERROR_NO_UNICODE_TRANSLATION (or out of memory) */
     h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
                     NULL, OPEN_EXISTING,
                     FILE_ATTRIBUTE_NORMAL | (direct ? FILE_FLAG_NO_BUFFERING : 0), NULL);
-    if (h == INVALID_HANDLE_VALUE) {         /* to errno's codes, as sl__open_why reads them */
+    if (h == INVALID_HANDLE_VALUE) {         /* GetLastError's codes, as sl__os_why reads them */
         DWORD e = GetLastError(), at;
         if (e == ERROR_ACCESS_DENIED) {      /* what a directory gives, too */
             at = GetFileAttributesW(w);
-            e = at != INVALID_FILE_ATTRIBUTES && (at & FILE_ATTRIBUTE_DIRECTORY) ? 21 : 13;
-        } else if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) {
-            e = 2;
+            if (at != INVALID_FILE_ATTRIBUTES && (at & FILE_ATTRIBUTE_DIRECTORY)) e = 267;
         }
         sl__free(a, w);
         return (int)(e ? e : 5);
@@ -909,21 +915,41 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
 #endif
 }
 
-/* Words for sl__os_open's codes (errno values; Windows' are mapped to ENOENT, EACCES, EISDIR). */
-static const char *sl__open_why(int e) {
-#if defined(SL__WINDOWS)
-    return e == 2 ? "no such file" : e == 13 ? "permission denied"
-         : e == 21 ? "is a directory" : "open failed";
+/* Words for a code from the file layer: errno's, or on Windows GetLastError's (267 for "is a
+   directory"); other codes get dflt, and the caller prints the number too. */
+static const char *sl__os_why(int e, const char *dflt) {
+#if defined(SL__WINDOWS)             /* GetLastError's codes */
+    if (e == 2 || e == 3) return "no such file";
+    if (e == 5) return "permission denied";
+    if (e == 267) return "is a directory";
+    if (e == 32 || e == 33) return "in use by another process";
+    if (e == 112 || e == 39) return "no space left on the device";
+    if (e == 206) return "name too long";
+    if (e == 1113) return "the name is not valid UTF-8, or out of memory";
+    if (e == 12 || e == 8 || e == 14) return "out of memory";
+    return dflt;
 #else
     if (e == ENOENT) return "no such file";
-    if (e == EACCES) return "permission denied";
+    if (e == EACCES || e == EPERM) return "permission denied";
     if (e == EISDIR) return "is a directory";
     if (e == ESPIPE) return "a pipe or socket, not a file";
+    if (e == ENOTDIR) return "a part of the path is not a directory";
+    if (e == ENAMETOOLONG) return "name too long";
+    if (e == ENOSPC) return "no space left on the device";
+    if (e == EROFS) return "read-only file system";
+    if (e == EFBIG) return "file too large for the file system or the process's limit";
+    if (e == EIO) return "I/O error";
+#  if defined(ELOOP)
+    if (e == ELOOP) return "too many levels of symbolic links";
+#  endif
+#  if defined(EDQUOT)
+    if (e == EDQUOT) return "disk quota exceeded";
+#  endif
 #  if defined(EOVERFLOW)
     if (e == EOVERFLOW && sizeof(off_t) < 8)
         return "too large for this build's 32-bit off_t (build with -D_FILE_OFFSET_BITS=64)";
 #  endif
-    return "open failed";
+    return dflt;
 #endif
 }
 
@@ -3015,7 +3041,7 @@ SL__DEF safeload_result safeload_open(safeload_file **out, const char *path,
     if (e) {
         sl__file_free(f);
         return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                        "cannot open: %s (error %d)", sl__open_why(e), e);
+                        "cannot open: %s (error %d)", sl__os_why(e, "open failed"), e);
     }
     return sl__file_finish(out, f, err);
 }
@@ -5194,7 +5220,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     src.kind = SL__SRC_FILE;
     e = sl__os_open(path, 0, a, &src.fd, &src.size);
     if (e) return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                           "cannot open the index: %s (error %d)", sl__open_why(e), e);
+                           "cannot open the index: %s (error %d)", sl__os_why(e, "open failed"), e);
     if (src.size > ((uint64_t)256 << 20)) {
         sl__os_close(src.fd);
         return sl__fail(err, SAFELOAD_INVALID_INDEX, path, 0, NULL, 0,
@@ -7117,6 +7143,83 @@ typedef HANDLE sl__wfile;
 #else
 typedef int sl__wfile;
 #endif
+#if defined(SL__WINDOWS)
+#  define SL__WINDOWS_PATHS 1
+#else
+#  define SL__WINDOWS_PATHS 0
+#endif
+#if defined(ENOMEM)
+#  define SL__ENOMEM ENOMEM
+#else
+#  define SL__ENOMEM 12
+#endif
+
+/* The file a save replaces, in *out (allocated), and the permission bits to give the new one
+   (-1: a new file, the process's default). A symlink is followed to the file it names, so the
+   link survives and that file gets the new bytes, as writing in place would give; the
+   replacement keeps the old file's permissions; a file the caller may not write is refused, as
+   opening it for writing would be. Returns 0 or an errno-style code. (Windows: path as given.) */
+static int sl__save_target(const char *path, const safeload_allocator *a, char **out,
+                           int *mode) {
+    size_t n = strlen(path);
+    char *cur = (char *)sl__malloc(a, n + 1);
+#if !defined(SL__WINDOWS)
+    int hops;
+#endif
+    *mode = -1;
+    *out = NULL;
+    if (!cur) return SL__ENOMEM;
+    memcpy(cur, path, n + 1);
+#if !defined(SL__WINDOWS)
+    for (hops = 0;; hops++) {
+        struct stat st;
+        size_t cap, dir, k;
+        ssize_t got;
+        char *link, *next;
+        if (lstat(cur, &st) != 0) break;              /* nothing there yet: a new file */
+        if (!S_ISLNK(st.st_mode)) {
+            if (S_ISREG(st.st_mode)) {
+                int fd;
+                do fd = open(cur, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+                while (fd < 0 && errno == EINTR);
+                if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS)) {
+                    int e = errno;
+                    sl__free(a, cur);
+                    return e;
+                }
+                if (fd >= 0) close(fd);
+                *mode = (int)(st.st_mode & 0777);
+            }
+            break;
+        }
+        if (hops == 40) { sl__free(a, cur); return ELOOP; }
+        /* st_size is the link's length on most file systems, 0 on some: grow until it fits */
+        for (cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 256;; cap *= 2) {
+            if (!(link = (char *)sl__malloc(a, cap))) { sl__free(a, cur); return SL__ENOMEM; }
+            got = readlink(cur, link, cap);
+            if (got < 0) { int e = errno; sl__free(a, link); sl__free(a, cur); return e ? e : EIO; }
+            if ((size_t)got < cap) break;
+            sl__free(a, link);
+        }
+        /* a relative link is relative to the directory that holds it */
+        for (dir = 0, k = 0; link[0] != '/' && cur[k]; k++)
+            if (cur[k] == '/') dir = k + 1;
+        if (!(next = (char *)sl__malloc(a, dir + (size_t)got + 1))) {
+            sl__free(a, link);
+            sl__free(a, cur);
+            return SL__ENOMEM;
+        }
+        memcpy(next, cur, dir);
+        memcpy(next + dir, link, (size_t)got);
+        next[dir + (size_t)got] = 0;
+        sl__free(a, link);
+        sl__free(a, cur);
+        cur = next;
+    }
+#endif
+    *out = cur;
+    return 0;
+}
 
 static int sl__write_all(sl__wfile f, const void *data, uint64_t n) {
     const unsigned char *p = (const unsigned char *)data;
@@ -7141,9 +7244,9 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
                                       safeload_error *err) {
     sl__plan pl;
     safeload_result r;
-    char *tmp = NULL;
-    size_t plen, i, k;
-    int ok = 0, made = 0, oom = 0;
+    char *tmp = NULL, *target = NULL;
+    size_t tlen, dir, at, i, k;
+    int ok = 0, made = 0, oom = 0, mode = -1, why = 0, beside = 0;
     uint64_t salt;
     sl__buf wb;
 #if defined(SL__WINDOWS)
@@ -7156,6 +7259,9 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     if (!path)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "path is NULL");
+    if (!path[0])
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "path is empty");
     if ((r = sl__plan_make(&pl, path, ts, n, desc, err)) != SAFELOAD_OK) return r;
     if (sl__os_is_special(path, &pl.alloc)) {
         sl__plan_free(&pl);
@@ -7167,36 +7273,60 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         return sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "the file size overflows 64 bits");
     }
-    plen = strlen(path);
-    tmp = (char *)sl__malloc(&pl.alloc, plen + 32);
-    if (!tmp) { sl__plan_free(&pl); return SL__OOM(err, path); }
-    /* a fresh name beside the target, so the final rename stays on one file system */
+    why = sl__save_target(path, &pl.alloc, &target, &mode);
+    if (why == SL__ENOMEM) { sl__plan_free(&pl); return SL__OOM(err, path); }
+    if (why) {
+        sl__plan_free(&pl);
+        return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "cannot replace the target: %s (error %d); it is untouched",
+                        sl__os_why(why, "error"), why);
+    }
+    tlen = strlen(target);
+    for (dir = 0, k = 0; k < tlen; k++)
+        if (target[k] == '/' || (SL__WINDOWS_PATHS && target[k] == '\\')) dir = k + 1;
+    tmp = (char *)sl__malloc(&pl.alloc, tlen + 32);
+    if (!tmp) { r = SL__OOM(err, path); goto out; }
+    /* A fresh name beside the target, so the final rename stays on one file system: the
+       target's name + ".tmp-" + 12 random characters, or, where that name would be too long
+       (a name near the file system's limit), ".tmp-" + 12 characters in the same directory. */
     salt = sl__entropy(tmp);
     for (k = 0; k < 64 && !made; k++) {
         static const char digits[] = "0123456789abcdefghijklmnopqrstuv";
         uint64_t x = salt + k * 0x9E3779B97F4A7C15ULL;
-        memcpy(tmp, path, plen);
-        memcpy(tmp + plen, ".tmp-", 5);
-        for (i = 0; i < 12; i++) { tmp[plen + 5 + i] = digits[x & 31]; x >>= 5; }
-        tmp[plen + 17] = 0;
+        at = beside ? dir : tlen;
+        memcpy(tmp, target, at);
+        memcpy(tmp + at, ".tmp-", 5);
+        for (i = 0; i < 12; i++) { tmp[at + 5 + i] = digits[x & 31]; x >>= 5; }
+        tmp[at + 17] = 0;
 #if defined(SL__WINDOWS)
         sl__free(&pl.alloc, wtmp);
         wtmp = sl__widen(tmp, &pl.alloc);
-        if (!wtmp) break;
+        if (!wtmp) { oom = 1; break; }
         f = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
-        if (f != INVALID_HANDLE_VALUE) made = 1;
-        else if (GetLastError() != ERROR_FILE_EXISTS) break;
+        if (f != INVALID_HANDLE_VALUE) { made = 1; break; }
+        why = (int)GetLastError();
+        if (why == ERROR_FILENAME_EXCED_RANGE && !beside && dir < tlen) beside = 1;
+        else if (why != ERROR_FILE_EXISTS) break;
 #else
         f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (f >= 0) made = 1;
-        else if (errno != EEXIST) break;
+        if (f >= 0) { made = 1; break; }
+        why = errno;
+        if (why == ENAMETOOLONG && !beside && dir < tlen) beside = 1;
+        else if (why != EEXIST) break;
 #endif
     }
     if (!made) {
-        r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                     "cannot create a temporary file beside the target");
+        r = oom ? SL__OOM(err, path)
+                : sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                           "cannot create a temporary file beside the target: %s (error %d)",
+                           sl__os_why(why, "error"), why);
         goto out;
     }
+#if !defined(SL__WINDOWS)
+    /* the replacement keeps the old file's permissions (a private checkpoint stays private);
+       a failure here leaves the default ones, which is no reason to fail the save */
+    if (mode >= 0) (void)fchmod(f, (mode_t)mode);
+#endif
     /* header and small tensors through a 1 MiB buffer; big tensors straight from the caller */
     memset(&wb, 0, sizeof wb);
     wb.a = &pl.alloc;
@@ -7216,26 +7346,29 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     sl__free(&pl.alloc, wb.p);
     oom = wb.oom;
 #if defined(SL__WINDOWS)
-    if (ok) ok = FlushFileBuffers(f) != 0;
-    ok = (CloseHandle(f) != 0) && ok;
+    why = ok ? 0 : (int)GetLastError();
+    if (ok && !(ok = FlushFileBuffers(f) != 0)) why = (int)GetLastError();
+    if (CloseHandle(f) == 0 && ok) { ok = 0; why = (int)GetLastError(); }
     f = INVALID_HANDLE_VALUE;
     if (ok) {
-        wpath = sl__widen(path, &pl.alloc);
+        wpath = sl__widen(target, &pl.alloc);
         ok = wpath && MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING |
                                                   MOVEFILE_WRITE_THROUGH) != 0;
+        if (!ok) why = wpath ? (int)GetLastError() : 0, oom = !wpath;
     }
     if (!ok) DeleteFileW(wtmp);
 #else
+    why = ok ? 0 : errno;
     if (ok) {
         int rc;
         while ((rc = fsync(f)) != 0 && errno == EINTR) {}
         /* EIO, ENOSPC, EDQUOT: the bytes may never reach the disk, so the target is left
            alone. EINVAL: a file system that cannot sync; the writes themselves succeeded. */
-        if (rc != 0 && errno != EINVAL) ok = 0;
+        if (rc != 0 && errno != EINVAL) { ok = 0; why = errno; }
     }
-    ok = (close(f) == 0) && ok;
+    if (close(f) != 0 && ok) { ok = 0; why = errno; }
     f = -1;
-    if (ok) ok = rename(tmp, path) == 0;
+    if (ok && rename(tmp, target) != 0) { ok = 0; why = errno; }
     if (!ok) unlink(tmp);
 #endif
     if (!ok && oom)
@@ -7243,13 +7376,15 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
                      "out of memory while writing; the target is untouched");
     else if (!ok)
         r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                     "writing or renaming the temporary file failed; the target is untouched");
+                     "writing or renaming the temporary file failed: %s (error %d); the target "
+                     "is untouched", sl__os_why(why, "error"), why);
 out:
 #if defined(SL__WINDOWS)
     sl__free(&pl.alloc, wtmp);
     sl__free(&pl.alloc, wpath);
 #endif
     sl__free(&pl.alloc, tmp);
+    sl__free(&pl.alloc, target);
     sl__plan_free(&pl);
     return r;
 }

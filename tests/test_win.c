@@ -148,6 +148,9 @@ int main(void) {
         CHECK(safeload_open(&f, sdir, NULL, &e) == SAFELOAD_IO_ERROR);
         CHECK_MSG(strstr(e.message, "is a directory") != NULL, "%s", e.message);
     }
+    /* a save into a missing directory says why */
+    CHECK(safeload_save("no-such-dir/y.safetensors", tw_t, 1, NULL, &e) == SAFELOAD_IO_ERROR);
+    CHECK_MSG(strstr(e.message, "no such file") != NULL, "%s", e.message);
     for (i = 0; i < TW_N; i++) free(tw_data[i]);
     /* leave no files behind */
     for (i = 0; i < 3; i++) {

@@ -728,6 +728,120 @@ static void test_save(void) {
     safeload_free(out, NULL);
 }
 
+/* ---- what a save replaces: long names, permissions, symlinks, unwritable targets --------- */
+static void put_file(const char *path, const char *text) {
+    FILE *fp = fopen(path, "wb");
+    CHECK_MSG(fp != NULL, "cannot write %s", path);
+    if (fp) { fputs(text, fp); fclose(fp); }
+}
+
+static void test_save_target(void) {
+    static const unsigned char A[4] = {1, 2, 3, 4}, B[4] = {5, 6, 7, 8};
+    static const uint64_t s4[1] = {4};
+    safeload_save_tensor ta = st("w", SAFELOAD_U8, 1, s4, A, 4), tb = st("w", SAFELOAD_U8, 1, s4, B, 4);
+    char path[1024], link[1024], link2[1024], real[1024], sub[1024], list[4096], name[241], got[64];
+    void *ia = NULL, *ib = NULL;
+    size_t na = 0, nb = 0;
+    struct stat sb;
+    safeload_error err;
+    safeload_result r;
+    ssize_t gl;
+    CHECK(safeload_serialize(&ia, &na, &ta, 1, NULL, NULL) == SAFELOAD_OK);
+    CHECK(safeload_serialize(&ib, &nb, &tb, 1, NULL, NULL) == SAFELOAD_OK);
+
+    /* a 240-byte name is legal (NAME_MAX 255), but name + ".tmp-" + 12 is not: the temporary
+       takes a short name in the same directory instead */
+    memset(name, 'n', 240); name[240] = 0;
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    r = safeload_save(path, &ta, 1, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_OK, "240-byte name: %s: %s", safeload_result_id(r), err.message);
+    CHECK(file_equals(path, ia, na));
+    CHECK(safeload_save(path, &tb, 1, NULL, &err) == SAFELOAD_OK);   /* and over an existing one */
+    CHECK(file_equals(path, ib, nb));
+    CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    unlink(path);
+
+    /* the replacement keeps the old file's permissions: a private checkpoint stays private */
+    snprintf(path, sizeof path, "%s/private.safetensors", g_dir);
+    put_file(path, "old");
+    chmod(path, 0600);
+    CHECK(safeload_save(path, &ta, 1, NULL, &err) == SAFELOAD_OK);
+    CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+    CHECK(file_equals(path, ia, na));
+    chmod(path, 0640);
+    CHECK(safeload_save(path, &tb, 1, NULL, &err) == SAFELOAD_OK);
+    CHECK_MSG(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0640, "mode %o", (unsigned)(sb.st_mode & 0777));
+
+    /* a file the caller may not write is refused, as opening it for writing would be (root
+       may write any file, and then the save goes through and keeps the mode) */
+    chmod(path, 0444);
+    memset(&err, 0, sizeof err);
+    r = safeload_save(path, &ta, 1, NULL, &err);
+    if (geteuid() != 0) {
+        CHECK_MSG(r == SAFELOAD_IO_ERROR && strstr(err.message, "permission denied"),
+                  "read-only target: %s: %s", safeload_result_id(r), err.message);
+        CHECK(file_equals(path, ib, nb));
+    } else {
+        CHECK(r == SAFELOAD_OK && file_equals(path, ia, na));
+    }
+    CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0444);
+    unlink(path);
+
+    /* a relative symlink (as the Hugging Face cache makes them) survives, and the file it names
+       gets the new bytes; so does a chain of two */
+    snprintf(sub, sizeof sub, "%s/blobs", g_dir);
+    snprintf(real, sizeof real, "%s/blobs/abc", g_dir);
+    snprintf(link, sizeof link, "%s/link.safetensors", g_dir);
+    snprintf(link2, sizeof link2, "%s/link2.safetensors", g_dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    put_file(real, "old");
+    CHECK(symlink("blobs/abc", link) == 0);
+    CHECK(symlink("link.safetensors", link2) == 0);
+    r = safeload_save(link, &ta, 1, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_OK, "save through a link: %s", err.message);
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    gl = readlink(link, got, sizeof got - 1);
+    CHECK(gl == 9 && memcmp(got, "blobs/abc", 9) == 0);
+    CHECK(file_equals(real, ia, na));
+    CHECK(safeload_save(link2, &tb, 1, NULL, &err) == SAFELOAD_OK);
+    CHECK(lstat(link2, &sb) == 0 && S_ISLNK(sb.st_mode) && lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(file_equals(real, ib, nb));
+    /* no temporary left beside the link or beside the file */
+    CHECK_MSG(dir_entries(list, sizeof list) == 3, "directory holds: %s", list);
+    /* a dangling link: the file it names is created */
+    unlink(real);
+    CHECK(safeload_save(link2, &ta, 1, NULL, &err) == SAFELOAD_OK);
+    CHECK(file_equals(real, ia, na) && lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    /* an absolute link */
+    unlink(link);
+    CHECK(symlink(real, link) == 0);
+    CHECK(safeload_save(link2, &tb, 1, NULL, &err) == SAFELOAD_OK);
+    CHECK(file_equals(real, ib, nb) && lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    unlink(real);
+    rmdir(sub);
+    unlink(link);
+    unlink(link2);
+    /* a loop of links: an error, and nothing written */
+    CHECK(symlink("link2.safetensors", link) == 0);
+    CHECK(symlink("link.safetensors", link2) == 0);
+    memset(&err, 0, sizeof err);
+    r = safeload_save(link, &ta, 1, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_IO_ERROR && strstr(err.message, "symbolic links"),
+              "link loop: %s: %s", safeload_result_id(r), err.message);
+    unlink(link);
+    unlink(link2);
+
+    /* the reason is in the message */
+    snprintf(path, sizeof path, "%s/no/such/dir/x.safetensors", g_dir);
+    r = safeload_save(path, &ta, 1, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_IO_ERROR && strstr(err.message, "no such file"), "%s", err.message);
+    r = safeload_save("", &ta, 1, NULL, &err);
+    CHECK_MSG(r == SAFELOAD_INVALID_ARGUMENT && err.code == r, "empty path: %s", safeload_result_id(r));
+    CHECK_MSG(dir_entries(list, sizeof list) == 0, "directory holds: %s", list);
+    safeload_free(ia, NULL);
+    safeload_free(ib, NULL);
+}
+
 /* ---- byte-for-byte reproduction of the reference files ------------------------------------ */
 static void reproduce(const char *dir, const char *file) {
     char path[8192];
@@ -1008,6 +1122,7 @@ int main(void) {
     test_rejects();
     test_header_limit();
     test_save();
+    test_save_target();
     test_save_mixed_sizes();
     test_alloc_failures();
     test_reference_files();
