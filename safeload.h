@@ -2181,9 +2181,23 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
             j->p = p + 1;
             if ((r = sl__jstring(j, &dt, &dlen, &nul)) != SAFELOAD_OK) return r;
             d = safeload_dtype_from_name(dt, dlen);
-            if (d == SAFELOAD_DTYPE_NONE)
-                return sl__jfail(j, p, "unknown variant `%.*s`, expected one of `BOOL`, `F4`, "
-                                 "`F6_E2M3`, ... `U64`", (int)SL__MIN(dlen, 40), dt);
+            if (d == SAFELOAD_DTYPE_NONE) {
+                char shown[4 * 40 + 1];     /* control bytes as \xHH: "U8\x00" is not "U8" */
+                size_t w = 0, k;
+                for (k = 0; k < dlen && k < 40; k++) {
+                    unsigned char c = (unsigned char)dt[k];
+                    if (c < 0x20 || c == 0x7F) {
+                        shown[w++] = '\\'; shown[w++] = 'x';
+                        shown[w++] = "0123456789ABCDEF"[c >> 4];
+                        shown[w++] = "0123456789ABCDEF"[c & 15];
+                    } else {
+                        shown[w++] = (char)c;
+                    }
+                }
+                shown[w] = 0;
+                return sl__jfail(j, p, "unknown variant `%s`, expected one of `BOOL`, `F4`, "
+                                 "`F6_E2M3`, ... `U64`", shown);
+            }
             e->dtype = d;
         } else if (field == 2) {
             if (seen_shape) return sl__jfail(j, kp, "duplicate field `shape`");
@@ -2510,6 +2524,25 @@ typedef struct sl__index {
     int has_map;
 } sl__index;
 
+/* "./a.safetensors" and "a/./b" name the files "a.safetensors" and "a/b": drop the "." parts
+   so one shard is not opened twice under two spellings (and then seen to repeat its tensors).
+   Separators are kept as written. Returns the new length. */
+static size_t sl__drop_dot_parts(char *s, size_t n) {
+    size_t i, start = 0, w = 0;
+    for (i = 0; i <= n; i++) {
+        if (i < n && s[i] != '/' && s[i] != '\\') continue;
+        if (!(i - start == 1 && s[start] == '.')) {
+            memmove(s + w, s + start, i - start);
+            w += i - start;
+            if (i < n) s[w++] = s[i];
+        }
+        start = i + 1;
+    }
+    if (w && (s[w - 1] == '/' || s[w - 1] == '\\') && !(n && (s[n - 1] == '/' || s[n - 1] == '\\')))
+        w--;                    /* "a/." is "a" */
+    return w;
+}
+
 static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
     safeload_result r;
     unsigned char *p = j->p;
@@ -2545,6 +2578,7 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
             j->p = p + 1;
             if ((r = sl__jstring(j, &v, &vl, &nul)) != SAFELOAD_OK) return r;
             if (is_map && nul) return sl__jfail(j, vp, "shard file name contains \\u0000");
+            if (is_map) vl = sl__drop_dot_parts(v, vl);
         } else if (is_map) {
             if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
             return sl__jfail(j, p, "invalid type: %s, expected a shard file name",
@@ -2582,6 +2616,7 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
             continue;
         }
         if (c == '}') { j->p = p + 1; return SAFELOAD_OK; }
+        *p = c;                 /* the byte the message names, not the number's NUL */
         return sl__junexpected(j, p, "`,` or `}`");
     }
 }
@@ -2937,17 +2972,22 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
         goto done;
 
     /* 8: the data section ends exactly at the end of the file */
-    if (data_len > UINT64_MAX - f->data_offset || f->data_offset + data_len != f->src.size) {
-        uint64_t want = data_len > UINT64_MAX - f->data_offset ? UINT64_MAX
-                                                               : f->data_offset + data_len;
+    if (data_len > UINT64_MAX - f->data_offset) {
+        r = sl__fail(err, SAFELOAD_INCOMPLETE_BUFFER, path, f->src.size, NULL, 0,
+                     "the tensors end past byte 2^64 (data section of %llu bytes after the "
+                     "%llu-byte header); the file is %llu bytes",
+                     (sl__ull)data_len, (sl__ull)f->data_offset, (sl__ull)f->src.size);
+        goto done;
+    }
+    if (f->data_offset + data_len != f->src.size) {
+        uint64_t want = f->data_offset + data_len;
         r = sl__fail(err, SAFELOAD_INCOMPLETE_BUFFER, path,
                      want < f->src.size ? want : f->src.size, NULL, 0,
                      want < f->src.size ? "%llu bytes follow the end of the data section "
                                           "(the tensors end at byte %llu)"
                                         : "the file is %llu bytes short: the tensors end at "
                                           "byte %llu",
-                     (sl__ull)(want < f->src.size ? f->src.size - want
-                               : (want == UINT64_MAX ? 0 : want - f->src.size)),
+                     (sl__ull)(want < f->src.size ? f->src.size - want : want - f->src.size),
                      (sl__ull)want);
         goto done;
     }

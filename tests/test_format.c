@@ -824,8 +824,44 @@ static void test_incomplete(void) {
     }
     strcpy(b + N, "}");
     EXPA(b, 16, INCOMPLETE_BUFFER, NOOFF);
+    {   /* the message says the end overflows, not "0 bytes short" */
+        size_t n = 8 + N + 1 + 16;
+        unsigned char *img = (unsigned char *)calloc(1, n);
+        safeload_file *f = NULL;
+        safeload_error e;
+        for (i = 0; i < 8; i++) img[i] = (unsigned char)((N + 1) >> (8 * i));
+        memcpy(img + 8, b, N + 1);
+        CHECK(safeload_open_memory(&f, img, n, NULL, &e) == SAFELOAD_INCOMPLETE_BUFFER && !f);
+        CHECK_MSG(strstr(e.message, "past byte 2^64") != NULL && e.offset == n, "%s", e.message);
+        free(img);
+    }
     /* ... and the same with the last end at 2^64-1 would be past 2^64-8; SIZE_MISMATCH first */
     free(b);
+}
+
+/* ---- messages show what the file holds ------------------------------------------------- */
+static safeload_result open_hdr(const char *h, safeload_error *e) {
+    size_t N = strlen(h), i;
+    unsigned char *img = (unsigned char *)calloc(1, 8 + N);
+    safeload_file *f = NULL;
+    safeload_result r;
+    for (i = 0; i < 8; i++) img[i] = (unsigned char)((uint64_t)N >> (8 * i));
+    memcpy(img + 8, h, N);
+    r = safeload_open_memory(&f, img, 8 + N, NULL, e);
+    safeload_close(f);
+    free(img);
+    return r;
+}
+
+static void test_messages(void) {
+    safeload_error e;
+    /* a dtype with a NUL in it is not shown as the valid dtype before the NUL */
+    CHECK(open_hdr("{\"a\":{\"dtype\":\"U8\\u0000\",\"shape\":[],\"data_offsets\":[0,0]}}", &e)
+          == SAFELOAD_INVALID_JSON);
+    CHECK_MSG(strstr(e.message, "unknown variant `U8\\x00`") != NULL, "%s", e.message);
+    CHECK(open_hdr("{\"a\":{\"dtype\":\"F33\",\"shape\":[],\"data_offsets\":[0,0]}}", &e)
+          == SAFELOAD_INVALID_JSON);
+    CHECK_MSG(strstr(e.message, "unknown variant `F33`") != NULL, "%s", e.message);
 }
 
 /* ---- well-formed files --------------------------------------------------------------- */
@@ -1882,6 +1918,7 @@ int main(void) {
     test_duplicates();
     test_offsets();
     test_incomplete();
+    test_messages();
     test_reference_vector();
     test_no_alignment();
     test_dtypes();

@@ -644,6 +644,13 @@ static void test_shards(const tl_model *m) {
         tl_write_text(idx, "{\"metadata\": {\"k\": 1, \"k\": 2}, \"weight_map\": {}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && mod == NULL);
         CHECK(e.offset == 22 && strcmp(e.tensor, "k") == 0);          /* the second "k" */
+        /* a number kept as text, then a bad byte: the message names that byte, not a NUL */
+        tl_write_text(idx, "{\"metadata\":{\"a\":1\"b\":\"c\"},\"weight_map\":{}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        CHECK_MSG(e.offset == 18 && strstr(e.message, "found `\"`") != NULL, "%s", e.message);
+        tl_write_text(idx, "{\"metadata\":{\"a\":12x},\"weight_map\":{}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        CHECK_MSG(e.offset == 19 && strstr(e.message, "found `x`") != NULL, "%s", e.message);
         tl_write_text(idx, "{\"weight_map\": {}}");           /* an empty model: no shard */
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_OK);
         CHECK(safeload_model_shard_count(mod) == 0 && safeload_model_tensor_count(mod) == 0);
@@ -656,6 +663,36 @@ static void test_shards(const tl_model *m) {
         tl_write_text(idx, "{\"weight_map\": {\"ab\": \"b\\u0000.safetensors\"}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
         CHECK(e.offset == 22 && strstr(e.message, "shard file name") != NULL);
+        /* one shard under two spellings ("./s.safetensors", "x/./../"...) is one shard */
+        {
+            char d3[300], f3[400], i3[400];
+            tl_model s3;
+            memset(&s3, 0, sizeof s3);
+            snprintf(d3, sizeof d3, "%s/dots", tl_dir);
+            mkdir(d3, 0755);
+            snprintf(f3, sizeof f3, "%s/s.safetensors", d3);
+            snprintf(i3, sizeof i3, "%s/model.safetensors.index.json", d3);
+            tl_add(&s3, "a", SAFELOAD_F32, 1, 2);
+            tl_add(&s3, "b", SAFELOAD_F32, 1, 2);
+            tl_add(&s3, "c", SAFELOAD_F32, 1, 2);
+            CHECK(tl_save(&s3, 0, s3.n, f3));
+            tl_write_text(i3, "{\"weight_map\": {\"a\": \"s.safetensors\", \"b\": \"./s.safetensors\","
+                              " \"c\": \"././s.safetensors\"}}");
+            CHECK_MSG(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+            CHECK(mod && safeload_model_shard_count(mod) == 1 && safeload_model_tensor_count(mod) == 3);
+            safeload_model_close(mod);
+            /* "." alone, or "./", names no file */
+            tl_write_text(i3, "{\"weight_map\": {\"a\": \"./\"}}");
+            CHECK(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+            tl_write_text(i3, "{\"weight_map\": {\"a\": \".\"}}");
+            CHECK(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+            tl_write_text(i3, "{\"weight_map\": {\"a\": \"./../s.safetensors\"}}");
+            CHECK(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+            unlink(i3);
+            unlink(f3);
+            rmdir(d3);
+            tl_free_model(&s3);
+        }
         /* a tensor in a shard that the index does not list: a warning, or an error in strict
            mode; either way it is not part of the model */
         tl_write_index(m, idx, NULL, shard_of);
