@@ -23,7 +23,7 @@
        SAFELOAD_STATIC            make every function static (private to one translation unit)
        SAFELOAD_MALLOC(sz)        \
        SAFELOAD_REALLOC(p,sz)      > define all three or none (default: libc)
-       SAFELOAD_FREE(p)           /
+       SAFELOAD_FREE(p)           /     (they take every allocation, load arenas included)
        SAFELOAD_ASSERT(x)         internal sanity checks (default: assert; never on file data)
        SAFELOAD_NO_THREADS        no worker pool: every load runs on the calling thread
        SAFELOAD_NO_SIMD           scalar cast kernels only
@@ -180,7 +180,9 @@ SAFELOAD_API const char *safeload_result_id(safeload_result r);      /* "INVALID
 SAFELOAD_API const char *safeload_result_message(safeload_result r); /* the table's text */
 
 /* ---------------------------------------------------------------------------------------------
-   Allocation. Zero = the compile-time allocator (SAFELOAD_MALLOC or libc). realloc is optional.
+   Allocation. Zero = the compile-time allocator: SAFELOAD_MALLOC when defined (it then takes
+   every allocation, load arenas included), else libc, with load arenas of 2 MiB or more taken
+   from the OS as page-aligned (huge-page) mappings. realloc is optional.
    ------------------------------------------------------------------------------------------ */
 typedef struct safeload_allocator {
     void *(*alloc)(void *user, size_t size);
@@ -468,8 +470,11 @@ typedef struct safeload_request {
     size_t shard;                   /* name == tensor->name) to skip the name lookup */
 } safeload_request;
 
-/* Called on the calling thread at least every progress_interval bytes and once at the end.
-   Non-zero cancels: workers stop within one chunk and the load returns SAFELOAD_CANCELLED. */
+/* Called on the calling thread after a chunk that takes `done` across a multiple of
+   progress_interval (several crossings can collapse into one call; chunks are chunk_size or a
+   whole small tensor, and while the caller reads a chunk it cannot report), and once at the end,
+   also for an empty load. Non-zero cancels: workers stop within one chunk and the load returns
+   SAFELOAD_CANCELLED. */
 typedef int (*safeload_progress_fn)(void *user, uint64_t done, uint64_t total);
 
 typedef struct safeload_load_stats {
@@ -581,8 +586,10 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
    0. CONFIGURATION: includes, overridable macros, compiler and architecture switches
    ========================================================================================== */
 #if defined(SAFELOAD_MALLOC) && defined(SAFELOAD_FREE) && defined(SAFELOAD_REALLOC)
-/* all three given */
+/* all three given: they take every allocation, load arenas included */
+#  define SL__USER_MALLOC 1
 #elif !defined(SAFELOAD_MALLOC) && !defined(SAFELOAD_FREE) && !defined(SAFELOAD_REALLOC)
+#  define SL__USER_MALLOC 0
 #  include <stdlib.h>
 #  define SAFELOAD_MALLOC(sz) malloc(sz)
 #  define SAFELOAD_REALLOC(p, sz) realloc(p, sz)
@@ -5607,7 +5614,7 @@ typedef struct sl__load {
     safeload_progress_fn progress;
     void *progress_user;
     uint64_t progress_interval;
-    uint64_t reported;                  /* the last `done` passed to progress */
+    uint64_t reported;                  /* the last `done` passed to progress (none: max) */
     safeload_device_hooks hooks;        /* resolved device hooks */
     int begun;                          /* begin() succeeded: end() is owed */
     sl__cast_fn ntcopy;                 /* non-temporal copy for big loads, or NULL */
@@ -6199,6 +6206,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     L.progress = d.progress;
     L.progress_user = d.progress_user;
     L.progress_interval = d.progress_interval ? d.progress_interval : 64 * SL__MIB;
+    L.reported = UINT64_MAX;            /* nothing said yet: an empty load still gets its call */
     for (i = 0; i < n; i++) {
         reqs[i].data = NULL;
         reqs[i].nbytes = 0;
@@ -6402,7 +6410,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     if (need_host) {
         uint64_t huge = 2 * SL__MIB;
         arena->host_size = host_total;
-        if (!d.allocator.alloc && host_total >= huge) {
+        /* page-aligned huge pages from the OS unless the user brought an allocator */
+        if (!d.allocator.alloc && !SL__USER_MALLOC && host_total >= huge) {
             arena->raw_size = host_total + huge;
             arena->host_raw = sl__os_alloc_pages(arena->raw_size, 1);
             arena->os_pages = 1;

@@ -828,6 +828,18 @@ static void test_progress_cancel(const tl_model *m, const char *path) {
             CHECK_EQ_U64(pg.calls, k);      /* no calls after the one that cancelled */
         }
     memset(&d.allocator, 0, sizeof d.allocator);
+    /* an empty load (no requests, or only empty tensors) still gets its one final call */
+    for (th = 1; th <= 2; th++) {
+        safeload_arena *arena = NULL;
+        memset(&pg, 0, sizeof pg);
+        pg.monotonic = 1;
+        pg.cancel_at = -1;
+        pg.total = 99;
+        d.threads = th;
+        CHECK(safeload_load(mod, NULL, 0, &d, &arena, &e) == SAFELOAD_OK);
+        CHECK_MSG(pg.calls == 1 && pg.last_done == 0 && pg.total == 0, "empty load: %d calls", pg.calls);
+        safeload_arena_free(arena);
+    }
     safeload_model_close(mod);
 }
 
