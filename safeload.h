@@ -333,12 +333,14 @@ SAFELOAD_API const char *safeload_simd_name(safeload_simd simd);
    ------------------------------------------------------------------------------------------ */
 typedef struct safeload_pool safeload_pool;
 
-/* threads counts the calling thread: a pool of n runs n-1 helper threads. 0 = default. */
+/* threads counts the calling thread: a pool of n runs n-1 helper threads. 0 or less =
+   safeload_default_threads(); more than 256 = 256. SAFELOAD_NO_THREADS builds: always 1. */
 SAFELOAD_API safeload_result safeload_pool_create(safeload_pool **out, int threads,
                                                   safeload_error *err);
 SAFELOAD_API void safeload_pool_destroy(safeload_pool *pool);
 SAFELOAD_API int safeload_pool_threads(const safeload_pool *pool);
-/* SAFELOAD_NUM_THREADS if set (1..256), else the online CPU count capped at 8. */
+/* SAFELOAD_NUM_THREADS if it is a number in 1..256 (anything else is ignored), else the
+   online CPU count capped at 8; 1 in SAFELOAD_NO_THREADS builds. */
 SAFELOAD_API int safeload_default_threads(void);
 
 /* ---------------------------------------------------------------------------------------------
@@ -363,7 +365,8 @@ typedef struct safeload_model_desc {
 SAFELOAD_API safeload_result safeload_model_open(safeload_model **out, const char *path,
                                                  const safeload_model_desc *desc,
                                                  safeload_error *err);
-/* Wrap already opened files (taking ownership, also on failure); no index. */
+/* Wrap already opened files (taking ownership, also on failure); no index. A NULL entry is
+   INVALID_ARGUMENT (the others are closed). */
 SAFELOAD_API safeload_result safeload_model_from_files(safeload_model **out,
                                                        safeload_file **files, size_t count,
                                                        const safeload_model_desc *desc,
@@ -499,7 +502,7 @@ typedef struct safeload_load_desc {
     safeload_device device;
     safeload_device_hooks hooks;
     size_t pinned_size;         /* bytes per pinned staging buffer; 0 = 4 MiB */
-    int pinned_count;           /* pinned buffers per worker (>= 2); 0 = 2 */
+    int pinned_count;           /* pinned buffers per worker; below 2 (0 too) = 2 */
     size_t pinned_limit;        /* total pinned bytes; 0 = 256 MiB */
     size_t upload_align;        /* every upload starts this aligned in pinned memory (Ascend's
                                    aclrtMemcpyAsync wants 64); small tensors are then not
@@ -3255,6 +3258,10 @@ static safeload_result sl__check_keys(const sl__nameset *ns, const char *const *
     if (n && !expected)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "expected is NULL");
+    for (i = 0; i < n; i++)       /* a NULL would come back in missing[] for the caller to print */
+        if (!expected[i])
+            return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                            "expected[%llu] is NULL", (sl__ull)i);
     seen = (unsigned char *)sl__calloc(a, ns->count + 1, 1);
     rep->missing = (const char **)sl__malloc(a, (n + 1) * sizeof(char *));
     rep->unexpected = (const char **)sl__malloc(a, (ns->count + 1) * sizeof(char *));
@@ -3266,7 +3273,7 @@ static safeload_result sl__check_keys(const sl__nameset *ns, const char *const *
         return SL__OOM(err, "");
     }
     for (i = 0; i < n; i++) {
-        const char *s = expected[i] ? expected[i] : "";
+        const char *s = expected[i];
         size_t len = strlen(s);
         uint64_t h = sl__hash(s, len, ns->k0, ns->k1);
         int64_t at = sl__table_find(ns->table, ns->keys, s, len, h);
@@ -4881,14 +4888,17 @@ static void sl__thread_join(sl__thread t) { pthread_join(t, NULL); }
 #endif
 
 SL__DEF int safeload_default_threads(void) {
+#if defined(SAFELOAD_NO_THREADS)
+    return 1;                     /* what every pool has in this build */
+#else
     const char *e = getenv("SAFELOAD_NUM_THREADS");
-    int n;
-    if (e && *e) {
-        n = atoi(e);
-        if (n >= 1 && n <= 256) return n;
-    }
+    int n = 0;
+    /* digits only: "3x" or "-1" is a typo to ignore, not a 3 */
+    while (e && *e >= '0' && *e <= '9' && n <= 256) n = n * 10 + (*e++ - '0');
+    if (e && !*e && n >= 1 && n <= 256) return n;
     n = sl__os_cpu_count();
     return n < 1 ? 1 : n > 8 ? 8 : n;
+#endif
 }
 
 SL__DEF void safeload_pool_destroy(safeload_pool *p) {
@@ -5120,11 +5130,17 @@ SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload
     sl__clear_error(err);
     if (out) *out = NULL;
     m = sl__model_new(desc);
-    if (!out || (count && !files) || !m) {
+    for (i = 0; files && i < count && files[i]; i++) {}
+    if (!out || (count && !files) || !m || (files && i < count)) {
+        size_t null_at = i;
         for (i = 0; files && i < count; i++) safeload_close(files[i]);
         safeload_model_close(m);
-        return m ? sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                            "out or files is NULL") : SL__OOM(err, "");
+        if (!m) return SL__OOM(err, "");
+        if (out && files)
+            return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                            "files[%llu] is NULL", (sl__ull)null_at);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "out or files is NULL");
     }
     m->shards = (safeload_file **)sl__malloc(&m->alloc, (count + 1) * sizeof *m->shards);
     if (!m->shards) {
@@ -5132,7 +5148,7 @@ SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload
         safeload_model_close(m);
         return SL__OOM(err, "");
     }
-    for (i = 0; i < count; i++) if (files[i]) m->shards[m->n_shards++] = files[i];
+    for (i = 0; i < count; i++) m->shards[m->n_shards++] = files[i];
     if (m->n_shards == 1) {
         m->meta = m->shards[0]->meta;
         m->meta_count = m->shards[0]->meta_count;
@@ -6703,7 +6719,8 @@ static safeload_result sl__resolve_hooks(sl__load *L, const safeload_load_desc *
                         ? "define it in your program and link it in, or set it in "
                           "safeload_load_desc.hooks"
 #else
-                        ? "this platform has no weak references: set it in "
+                        ? "named hooks are not looked up in this build (SAFELOAD_NO_WEAK_HOOKS, "
+                          "or a platform without weak references such as Windows): set it in "
                           "safeload_load_desc.hooks"
 #endif
                         : "set it in safeload_load_desc.hooks (or set desc.device to "

@@ -18,5 +18,8 @@ int main(void) {
     uint16_t in[4] = {0x3c00, 0x4000, 0x0000, 0x8000};
     if (safeload_open_memory(&f, "", 0, 0, &e) != SAFELOAD_HEADER_TOO_SMALL) return 1;
     if (safeload_convert(out, SAFELOAD_F32, in, SAFELOAD_F16, 4) != SAFELOAD_OK) return 1;
+#ifdef SAFELOAD_NO_THREADS
+    if (safeload_default_threads() != 1) return 1;      /* what every pool has in this build */
+#endif
     return out[0] == 1.0f && out[1] == 2.0f ? 0 : 1;
 }

@@ -1281,6 +1281,11 @@ static void test_check_keys(void) {
     CHECK(safeload_check_keys(o.f, NULL, 0, &rep, &err) == SAFELOAD_OK);
     CHECK_EQ_U64(rep.missing_count, 0); CHECK_EQ_U64(rep.unexpected_count, 0);
     safeload_key_report_free(&rep);
+    {   /* a NULL name is refused (it would come back in missing[] for the caller to print) */
+        const char *withnull[3] = {"a", NULL, "b"};
+        CHECK(safeload_check_keys(o.f, withnull, 3, &rep, &err) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(rep.missing == NULL && rep.missing_count == 0 && strstr(err.message, "expected[1]"));
+    }
     ofile_close(&o);
 }
 

@@ -372,6 +372,12 @@ static void test_sources(const tl_model *m, const char *path) {
     tl_reader tr;
     int th;
     CHECK(img != NULL);
+    {   /* a NULL among the files: INVALID_ARGUMENT, and the others are closed (ownership) */
+        safeload_file *two[2] = {NULL, NULL};
+        CHECK(safeload_open_memory(&two[0], img, (size_t)n, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_model_from_files(&mod, two, 2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(mod == NULL && strstr(e.message, "files[1]") != NULL);
+    }
     for (th = 1; th <= 4; th++) {
         safeload_load_desc d;
         memset(&d, 0, sizeof d);
@@ -1031,9 +1037,19 @@ static void test_pool(const tl_model *m, const char *path) {
     safeload_pool_destroy(pool);
     setenv("SAFELOAD_NUM_THREADS", "3", 1);
     CHECK_EQ_U64(safeload_default_threads(), 3);
-    setenv("SAFELOAD_NUM_THREADS", "0", 1);       /* out of range: ignored */
-    CHECK(safeload_default_threads() >= 1 && safeload_default_threads() <= 8);
+    setenv("SAFELOAD_NUM_THREADS", "256", 1);
+    CHECK_EQ_U64(safeload_default_threads(), 256);
     unsetenv("SAFELOAD_NUM_THREADS");
+    {   /* out of range or not a number: ignored, the default stands */
+        static const char *const bad[] = {"0", "257", "3x", "-1", " 3", "99999999999999999999"};
+        int dflt = safeload_default_threads(), b;
+        CHECK(dflt >= 1 && dflt <= 8);
+        for (b = 0; b < 6; b++) {
+            setenv("SAFELOAD_NUM_THREADS", bad[b], 1);
+            CHECK_MSG(safeload_default_threads() == dflt, "SAFELOAD_NUM_THREADS=\"%s\"", bad[b]);
+        }
+        unsetenv("SAFELOAD_NUM_THREADS");
+    }
 }
 
 /* zero-copy view into the mapping */
