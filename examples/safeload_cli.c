@@ -47,41 +47,104 @@ static int usage(void) {
     return 2;
 }
 
-/* Names, metadata and messages come from the file: control bytes (C0, DEL, and C1 as UTF-8)
-   are written as \xNN so a hostile checkpoint cannot drive the terminal or forge output
-   lines. Pads to width bytes. */
-static void put_text(FILE *o, const char *s, size_t n, size_t width) {
+/* Names, metadata, messages and paths may come from a hostile file or name: control bytes (C0,
+   DEL, and C1 as UTF-8) are written as \xNN, and a backslash as \\, so a checkpoint cannot
+   drive the terminal or forge output lines, and a name holding the text \x0a reads differently
+   from one holding a newline. Pads to width bytes. Returns the bytes written, or with o NULL
+   writes nothing and returns the bytes it would write before the padding. */
+static size_t put_text(FILE *o, const char *s, size_t n, size_t width) {
     size_t i, w = 0;
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
             (unsigned char)s[i + 1] <= 0x9F) {
-            fprintf(o, "\\xc2\\x%02x", (unsigned char)s[++i]);
+            if (o) fprintf(o, "\\xc2\\x%02x", (unsigned char)s[i + 1]);
+            i++;
             w += 8;
-        } else if (c < 0x20 || c == 0x7F) { fprintf(o, "\\x%02x", c); w += 4; }
-        else { fputc(c, o); w++; }
+        } else if (c < 0x20 || c == 0x7F) { if (o) fprintf(o, "\\x%02x", c); w += 4; }
+        else if (c == '\\') { if (o) fputs("\\\\", o); w += 2; }
+        else { if (o) fputc(c, o); w++; }
     }
+    if (!o) return w;
     for (; w < width; w++) fputc(' ', o);
+    return w;
 }
-static void put_str(FILE *o, const char *s) { put_text(o, s, strlen(s), 0); }
+static void put_str(FILE *o, const char *s) { (void)put_text(o, s, strlen(s), 0); }
 
-static void print_warning(const safeload_error *w) {
+static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
+/* Is e->file path as the library stores it? It keeps control bytes as '?' and, when the path
+   does not fit, cuts it at a UTF-8 boundary with "..." after the part kept. */
+static int same_file(const safeload_error *e, const char *path) {
+    const char *f = e->file;
+    size_t n = strlen(path), fl = strlen(f), k = n, i;
+    if (n >= sizeof e->file) {
+        k = sizeof e->file - 4;
+        while (k > 0 && ((unsigned char)path[k] & 0xC0) == 0x80) k--;
+        if (fl != k + 3 || memcmp(f + k, "...", 3) != 0) return 0;
+    } else if (fl != n) return 0;
+    for (i = 0; i < k; i++)
+        if (f[i] != path[i] && !(f[i] == '?' && (unsigned char)path[i] < 0x20)) return 0;
+    return 1;
+}
+
+/* The file an error or warning is about, in full where we know it: the path given or a shard
+   of the open model (m may be NULL), else e->file as the library kept it. A cut e->file can
+   fit several (the shards of a long directory): the shard holding the named tensor wins, then
+   the path given, then a shard that alone fits. */
+static const char *err_file(const safeload_error *e, const char *path, const safeload_model *m) {
+    const char *hit = NULL;
+    size_t k, hits = 0;
+    if (!e->file[0] || (strlen(path) < sizeof e->file && same_file(e, path))) return path;
+    for (k = 0; m && k < safeload_model_shard_count(m); k++) {
+        const safeload_file *f = safeload_model_shard(m, k);
+        const char *p = safeload_file_path(f);
+        if (!p || !same_file(e, p)) continue;
+        if (strlen(p) < sizeof e->file || (e->tensor[0] && safeload_find(f, e->tensor)))
+            return p;
+        hit = p;
+        hits++;
+    }
+    if (same_file(e, path)) return path;
+    return hits == 1 ? hit : e->file;
+}
+
+/* " [tensor NAME]": safeload_error.tensor holds a tensor name, a metadata key or a hook name */
+static void put_name(FILE *o, const safeload_error *e) {
+    const char *label = "tensor";
+    if (!e->tensor[0]) return;
+    if (e->code == SAFELOAD_HOOK_MISSING ||
+        (e->code == SAFELOAD_HOOK_FAILED && e->offset == SAFELOAD_NO_OFFSET)) label = "hook";
+    else if (strstr(e->message, "metadata key") || strstr(e->message, "metadata entry"))
+        label = "metadata key";
+    fprintf(o, " [%s ", label);
+    put_str(o, e->tensor);
+    fputc(']', o);
+}
+
+/* warning: FILE: ID: message [tensor NAME] */
+static void print_warning(const char *path, const safeload_error *w, const safeload_model *m) {
     fprintf(stderr, "warning: ");
-    put_str(stderr, w->file);
+    put_str(stderr, err_file(w, path, m));
     fprintf(stderr, ": %s: ", safeload_result_id(w->code));
     put_str(stderr, w->message);
-    fprintf(stderr, " [tensor ");
-    put_str(stderr, w->tensor);
-    fprintf(stderr, "]\n");
+    put_name(stderr, w);
+    fputc('\n', stderr);
 }
 
-/* error: PATH: ID: message (byte N) */
-static void print_error(const char *path, const safeload_error *e) {
+static void print_warnings(const char *path, const safeload_model *m) {
+    size_t k;
+    for (k = 0; k < safeload_model_warning_count(m); k++)
+        print_warning(path, safeload_model_warning(m, k), m);
+}
+
+/* error: FILE: ID: message [tensor NAME] (byte N) */
+static void print_error(const char *path, const safeload_error *e, const safeload_model *m) {
     fprintf(stderr, "error: ");
-    put_str(stderr, e->file[0] ? e->file : path);
+    put_str(stderr, err_file(e, path, m));
     fprintf(stderr, ": %s: ", safeload_result_id(e->code));
     put_str(stderr, e->message);
-    if (e->tensor[0]) { fprintf(stderr, " [tensor "); put_str(stderr, e->tensor); fputc(']', stderr); }
+    put_name(stderr, e);
     if (e->offset != SAFELOAD_NO_OFFSET) fprintf(stderr, " (byte %llu)",
                                                  (unsigned long long)e->offset);
     fputc('\n', stderr);
@@ -168,13 +231,18 @@ static void human_bytes(char *buf, size_t cap, uint64_t n) {
 static void inspect_table(const safeload_file *f, const char *path) {
     size_t i, n = safeload_tensor_count(f), w = 4;
     char shape[96], size[32];
-    for (i = 0; i < n; i++) if (safeload_tensor_at(f, i)->name_len > w)
-        w = safeload_tensor_at(f, i)->name_len;
+    for (i = 0; i < n; i++) {      /* as printed, escapes and all */
+        const safeload_tensor *t = safeload_tensor_at(f, i);
+        size_t tw = put_text(NULL, t->name, t->name_len, 0);
+        if (tw > w) w = tw;
+        if (w >= 72) break;
+    }
     if (w > 72) w = 72;
     put_str(stdout, path);
-    printf(": %llu tensors, header %llu bytes, data %llu bytes\n",
-           (unsigned long long)n, (unsigned long long)safeload_header_size(f),
-           (unsigned long long)safeload_data_size(f));
+    printf(": %llu tensor%s, header %llu byte%s, data %llu byte%s\n",
+           (unsigned long long)n, plural(n), (unsigned long long)safeload_header_size(f),
+           plural(safeload_header_size(f)), (unsigned long long)safeload_data_size(f),
+           plural(safeload_data_size(f)));
     if (safeload_has_metadata(f)) {
         printf("metadata:\n");
         for (i = 0; i < safeload_metadata_count(f); i++) {
@@ -197,6 +265,7 @@ static void inspect_table(const safeload_file *f, const char *path) {
     }
 }
 
+/* one line; the sharded form puts one of these in each shard object */
 static void inspect_json(const safeload_file *f) {
     size_t i, n = safeload_tensor_count(f);
     uint32_t k;
@@ -220,20 +289,23 @@ static void inspect_json(const safeload_file *f) {
         printf("],\"data_offsets\":[%llu,%llu]}", (unsigned long long)t->begin,
                (unsigned long long)t->end);
     }
-    printf("]}\n");
+    printf("]}");
 }
 
 /* A file, an index or a directory: single files keep the exact single-file output. */
-static int open_model(const char *path, safeload_model **m, safeload_error *e) {
+static safeload_result open_model(const char *path, safeload_model **m, safeload_error *e) {
     return safeload_model_open(m, path, NULL, e);
 }
 
+/* error: PATH: ID: message [tensor NAME] [file FILE] (byte N), FILE when not PATH itself
+   (a shard or the index of a directory given) */
 static void print_verify_error(const char *path, const safeload_error *e) {
     printf("error: ");
     put_str(stdout, path);
     printf(": %s: ", safeload_result_id(e->code));
     put_str(stdout, e->message);
-    if (e->file[0] && strcmp(e->file, path) != 0) { printf(" [file "); put_str(stdout, e->file); putchar(']'); }
+    put_name(stdout, e);
+    if (e->file[0] && !same_file(e, path)) { printf(" [file "); put_str(stdout, e->file); putchar(']'); }
     if (e->offset != SAFELOAD_NO_OFFSET) printf(" (byte %llu)", (unsigned long long)e->offset);
     printf("\n");
 }
@@ -252,10 +324,10 @@ static int cmd_inspect(int argc, char **argv) {
     }
     if (!path) return usage();
     r = open_model(path, &m, &e);
-    if (r != SAFELOAD_OK) { print_error(path, &e); return is_io(r) ? 2 : 1; }
+    if (r != SAFELOAD_OK) { print_error(path, &e, NULL); return is_io(r) ? 2 : 1; }
     n = safeload_model_shard_count(m);
     if (!safeload_model_has_index(m)) {
-        if (json) inspect_json(safeload_model_shard(m, 0));
+        if (json) { inspect_json(safeload_model_shard(m, 0)); putchar('\n'); }
         else inspect_table(safeload_model_shard(m, 0), path);
     } else if (json) {
         /* a sharded model: the index metadata, then each shard as a single-file object */
@@ -279,8 +351,10 @@ static int cmd_inspect(int argc, char **argv) {
         }
         printf("]}\n");
     } else {
-        printf("%s: %llu shards, %llu tensors\n", path, (unsigned long long)n,
-               (unsigned long long)safeload_model_tensor_count(m));
+        size_t nt = safeload_model_tensor_count(m);
+        put_str(stdout, path);
+        printf(": %llu shard%s, %llu tensor%s\n", (unsigned long long)n, plural(n),
+               (unsigned long long)nt, plural(nt));
         for (k = 0; k < safeload_model_metadata_count(m); k++) {
             const safeload_kv *kv = safeload_model_metadata_at(m, k);
             printf("  index ");
@@ -294,10 +368,7 @@ static int cmd_inspect(int argc, char **argv) {
             inspect_table(safeload_model_shard(m, k), safeload_file_path(safeload_model_shard(m, k)));
         }
     }
-    for (k = 0; k < safeload_model_warning_count(m); k++) {
-        const safeload_error *w = safeload_model_warning(m, k);
-        print_warning(w);
-    }
+    print_warnings(path, m);
     safeload_model_close(m);
     return 0;
 }
@@ -316,12 +387,12 @@ static int cmd_verify(int argc, char **argv) {
     }
     for (k = 0; k < safeload_model_shard_count(m); k++)
         bytes += safeload_data_size(safeload_model_shard(m, k));
-    for (k = 0; k < safeload_model_warning_count(m); k++) {
-        const safeload_error *w = safeload_model_warning(m, k);
-        print_warning(w);
-    }
-    printf("ok: %s: %llu tensors, %llu bytes\n", argv[0],
-           (unsigned long long)safeload_model_tensor_count(m), (unsigned long long)bytes);
+    print_warnings(argv[0], m);
+    k = safeload_model_tensor_count(m);
+    printf("ok: ");
+    put_str(stdout, argv[0]);
+    printf(": %llu tensor%s, %llu byte%s\n", (unsigned long long)k, plural(k),
+           (unsigned long long)bytes, plural(bytes));
     safeload_model_close(m);
     return 0;
 }
@@ -368,8 +439,10 @@ static int cmd_sample(int argc, char **argv) {
     memset(&d, 0, sizeof d);
     d.metadata = meta;
     d.metadata_count = 2;
-    if (safeload_save(argv[0], t, 6, &d, &e) != SAFELOAD_OK) { print_error(argv[0], &e); return 2; }
-    printf("wrote %s\n", argv[0]);
+    if (safeload_save(argv[0], t, 6, &d, &e) != SAFELOAD_OK) { print_error(argv[0], &e, NULL); return 2; }
+    printf("wrote ");
+    put_str(stdout, argv[0]);
+    putchar('\n');
     return 0;
 }
 
@@ -449,19 +522,17 @@ static int cmd_load(int argc, char **argv) {
     t1 = now_seconds();
     if (r != SAFELOAD_OK) {
         if (bar.shown) fputc('\n', stderr);
-        print_error(path, &e);
+        print_error(path, &e, m);
         safeload_model_close(m);
         return is_io(r) ? 2 : 1;
     }
-    for (i = 0; i < (int)safeload_model_warning_count(m); i++) {
-        const safeload_error *w = safeload_model_warning(m, (size_t)i);
-        print_warning(w);
-    }
-    printf("loaded: %llu tensors, %llu bytes in %.3f s, %.2f GB/s (%llu bytes written; %d thread%s, "
-           "io %s)\n", (unsigned long long)l->count, (unsigned long long)st.bytes_read, t1 - t0,
+    print_warnings(path, m);
+    printf("loaded: %llu tensor%s, %llu byte%s in %.3f s, %.2f GB/s (%llu byte%s written; "
+           "%d thread%s, io %s)\n", (unsigned long long)l->count, plural(l->count),
+           (unsigned long long)st.bytes_read, plural(st.bytes_read), t1 - t0,
            (double)st.bytes_read / 1e9 / (t1 - t0 > 0 ? t1 - t0 : 1e-9),
-           (unsigned long long)st.bytes_written, st.threads, st.threads == 1 ? "" : "s",
-           io_names[st.io]);
+           (unsigned long long)st.bytes_written, plural(st.bytes_written), st.threads,
+           st.threads == 1 ? "" : "s", io_names[st.io]);
     if (checksum) {
         uint64_t h = 0xcbf29ce484222325ULL;
         size_t k;
@@ -495,7 +566,12 @@ static int cmd_keys(int argc, char **argv) {
     }
     if (!path || !names) return usage();
     fp = fopen(names, "rb");
-    if (!fp) { fprintf(stderr, "error: %s: cannot open\n", names); return 2; }
+    if (!fp) {
+        fprintf(stderr, "error: ");
+        put_str(stderr, names);
+        fprintf(stderr, ": cannot open\n");
+        return 2;
+    }
     /* read to the end in pieces: a pipe or /dev/stdin has no size to ask for */
     len = 0;
     {
@@ -512,7 +588,9 @@ static int cmd_keys(int argc, char **argv) {
         if (ferror(fp)) {
             fclose(fp);
             free(buf);
-            fprintf(stderr, "error: %s: cannot read the names\n", names);
+            fprintf(stderr, "error: ");
+            put_str(stderr, names);
+            fprintf(stderr, ": cannot read the names\n");
             return 2;
         }
     }
@@ -535,12 +613,13 @@ static int cmd_keys(int argc, char **argv) {
     }
     if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK ||
         safeload_model_check_keys(m, (const char *const *)list, n, &rep, &e) != SAFELOAD_OK) {
-        print_error(path, &e);
+        print_error(path, &e, m);
         safeload_model_close(m);                /* NULL when the open failed */
         free(list);
         free(buf);
         return is_io(e.code) ? 2 : 1;
     }
+    print_warnings(path, m);
     for (k = 0; k < rep.missing_count; k++) {
         printf("missing: "); put_str(stdout, rep.missing[k]); putchar('\n');
     }

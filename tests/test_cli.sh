@@ -7,15 +7,23 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
 check() { # name expected actual
-    if [ "$2" != "$3" ]; then echo "FAIL: $1"; echo "  expected: $2"; echo "  actual:   $3"; fail=1; fi
+    if [ "$2" != "$3" ]; then printf 'FAIL: %s\n  expected: %s\n  actual:   %s\n' "$1" "$2" "$3"; fail=1; fi
 }
 run() { out=$("$@" 2>"$T/err"); rc=$?; }
+err() { cat "$T/err"; }
+# mk FILE HEADER [DATA]: a safetensors image by hand (ASCII header under 64 KiB)
+mk() {
+    n=${#2}
+    printf "\\$(printf %03o $((n % 256)))\\$(printf %03o $((n / 256)))\\000\\000\\000\\000\\000\\000" > "$1"
+    printf '%s%s' "$2" "${3:-}" >> "$1"
+}
 
 # a valid sample: sample, verify, inspect --json
 run $RUNNER "$CLI" sample "$T/s.safetensors"; check "sample exit" 0 "$rc"
 run $RUNNER "$CLI" verify "$T/s.safetensors"
 check "verify ok line" "ok: $T/s.safetensors: 6 tensors, 6792 bytes" "$out"; check "verify ok exit" 0 "$rc"
 run $RUNNER "$CLI" inspect --json "$T/s.safetensors"
+sjson='{"header_bytes":560,"data_bytes":6792,"metadata":{"format":"pt","source":"safeload sample"},"tensors":[{"name":"lm_head.scale","dtype":"F64","shape":[],"data_offsets":[0,8]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[8,136]},{"name":"model.embed_tokens.weight","dtype":"BF16","shape":[64,32],"data_offsets":[136,4232]},{"name":"empty.bias","dtype":"F16","shape":[0],"data_offsets":[4232,4232]},{"name":"model.layers.0.self_attn.q_proj.weight","dtype":"F16","shape":[32,32],"data_offsets":[4232,6280]},{"name":"model.layers.0.mlp.experts.3.up_proj.weight","dtype":"F8_E4M3","shape":[16,32],"data_offsets":[6280,6792]}]}'
 check "inspect json" '{"header_bytes":560,"data_bytes":6792,"metadata":{"format":"pt","source":"safeload sample"},"tensors":[{"name":"lm_head.scale","dtype":"F64","shape":[],"data_offsets":[0,8]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[8,136]},{"name":"model.embed_tokens.weight","dtype":"BF16","shape":[64,32],"data_offsets":[136,4232]},{"name":"empty.bias","dtype":"F16","shape":[0],"data_offsets":[4232,4232]},{"name":"model.layers.0.self_attn.q_proj.weight","dtype":"F16","shape":[32,32],"data_offsets":[4232,6280]},{"name":"model.layers.0.mlp.experts.3.up_proj.weight","dtype":"F8_E4M3","shape":[16,32],"data_offsets":[6280,6792]}]}' "$out"
 run $RUNNER "$CLI" inspect "$T/s.safetensors"; check "inspect exit" 0 "$rc"
 case "$out" in *"model.embed_tokens.weight"*BF16*"[64, 32]"*) ;; *) echo "FAIL: inspect table"; fail=1;; esac
@@ -99,7 +107,7 @@ run $RUNNER "$CLI" sample "$T/fifo"; check "sample over a fifo exit" 2 "$rc"
 mkdir "$T/one"; cp "$T/s.safetensors" "$T/one/m.safetensors"
 printf '{"weight_map": {"lm_head.scale": "m.safetensors"}}' > "$T/one/model.safetensors.index.json"
 run $RUNNER "$CLI" inspect --json "$T/one"; check "inspect one-shard index exit" 0 "$rc"
-case "$out" in '{"metadata":{},"shards":[{"file":'*) ;; *) echo "FAIL: one-shard index json: $out"; fail=1;; esac
+check "one-shard index json" "{\"metadata\":{},\"shards\":[{\"file\":\"$T/one/m.safetensors\",\"checkpoint\":$sjson}]}" "$out"
 
 # output that cannot be written is a failure
 if [ -w /dev/full ]; then
@@ -116,6 +124,105 @@ if [ -f "$R/MANIFEST.txt" ]; then
     check "reference $f checksum" "$want" "$sum"
   done
 fi
+
+# errors name the tensor, metadata key or index entry the library names, in every command
+mk "$T/sm.safetensors" '{"z":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}' xyzw
+want="error: $T/sm.safetensors: SIZE_MISMATCH: data_offsets [0, 4] hold 4 bytes but F32 x 2 elements needs 8 [tensor z] (byte 9)"
+run $RUNNER "$CLI" verify "$T/sm.safetensors"; check "verify names the tensor" "$want" "$out"; check "verify sm exit" 1 "$rc"
+run $RUNNER "$CLI" inspect "$T/sm.safetensors"; check "inspect names the tensor" "$want" "$(err)"; check "inspect sm exit" 1 "$rc"
+run $RUNNER "$CLI" load "$T/sm.safetensors"; check "load names the tensor" "$want" "$(err)"
+printf 'z\n' > "$T/z.names"
+run $RUNNER "$CLI" keys "$T/sm.safetensors" --expect "$T/z.names"; check "keys names the tensor" "$want" "$(err)"
+mk "$T/dupmeta.safetensors" '{"__metadata__":{"k":"a","k":"b"},"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}' x
+run $RUNNER "$CLI" verify "$T/dupmeta.safetensors"
+case "$out" in "error: $T/dupmeta.safetensors: DUPLICATE_KEY: "*" [metadata key k] (byte 33)") ;; *) echo "FAIL: verify metadata key: $out"; fail=1;; esac
+run $RUNNER "$CLI" inspect "$T/dupmeta.safetensors"
+case "$(err)" in "error: $T/dupmeta.safetensors: DUPLICATE_KEY: "*" [metadata key k] (byte 33)") ;; *) echo "FAIL: inspect metadata key: $(err)"; fail=1;; esac
+mkdir "$T/mi"; mk "$T/mi/a.safetensors" '{"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}' x
+printf '{"weight_map":{"z":"a.safetensors","q":"a.safetensors"}}' > "$T/mi/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$T/mi"; check "verify index missing exit" 1 "$rc"
+case "$out" in "error: $T/mi: INDEX_MISSING_TENSOR: "*" [tensor q] [file $T/mi/model.safetensors.index.json] (byte 35)") ;; *) echo "FAIL: verify index missing: $out"; fail=1;; esac
+run $RUNNER "$CLI" load "$T/mi"
+case "$(err)" in "error: $T/mi/model.safetensors.index.json: INDEX_MISSING_TENSOR: "*" [tensor q] (byte 35)") ;; *) echo "FAIL: load index missing: $(err)"; fail=1;; esac
+mkdir "$T/dup"; mk "$T/dup/a.safetensors" '{"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}' x
+mk "$T/dup/b.safetensors" '{"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"y":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}' zy
+printf '{"weight_map":{"z":"a.safetensors","y":"b.safetensors"}}' > "$T/dup/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$T/dup"; check "verify index duplicate exit" 1 "$rc"
+case "$out" in "error: $T/dup: INDEX_DUPLICATE_TENSOR: "*" [tensor z] [file $T/dup/"[ab]".safetensors] (byte 9)") ;; *) echo "FAIL: verify index duplicate: $out"; fail=1;; esac
+
+# keys prints the model's warnings like the other commands (the shard's other 5 are unlisted)
+printf 'lm_head.scale\n' > "$T/one.names"
+run $RUNNER "$CLI" keys "$T/one" --expect "$T/one.names"; check "keys one-shard exit" 0 "$rc"
+check "keys one-shard output" "1 expected, 1 in the checkpoint: 0 missing, 0 unexpected" "$out"
+check "keys warnings" 5 "$(grep -c "^warning: $T/one/m.safetensors: INDEX_UNLISTED_TENSOR: .* \[tensor [a-z_.0-9]*\]$" "$T/err")"
+check "keys warning for model.norm.weight" 1 "$(grep -c '\[tensor model.norm.weight\]$' "$T/err")"
+run $RUNNER "$CLI" verify "$T/one"; check "verify one-shard" "ok: $T/one: 1 tensor, 6792 bytes" "$out"
+check "verify warnings" 5 "$(grep -c "^warning: $T/one/m.safetensors: INDEX_UNLISTED_TENSOR: " "$T/err")"
+
+# counts of one are singular; sharded --json is one line like the single-file form
+mk "$T/u8.safetensors" '{"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}' x
+run $RUNNER "$CLI" verify "$T/u8.safetensors"; check "verify singular" "ok: $T/u8.safetensors: 1 tensor, 1 byte" "$out"
+run $RUNNER "$CLI" inspect "$T/u8.safetensors"
+check "inspect singular" "$T/u8.safetensors: 1 tensor, header 53 bytes, data 1 byte" "$(printf '%s\n' "$out" | head -n 1)"
+run $RUNNER "$CLI" load "$T/u8.safetensors" --threads 1
+case "$out" in "loaded: 1 tensor, 1 byte in "*" GB/s (1 byte written; 1 thread, io read)") ;; *) echo "FAIL: load singular: $out"; fail=1;; esac
+mkdir "$T/two"; cp "$T/u8.safetensors" "$T/two/a.safetensors"
+mk "$T/two/b.safetensors" '{"y":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}' yy
+printf '{"metadata":{"total_size":3},"weight_map":{"z":"a.safetensors","y":"b.safetensors"}}' > "$T/two/model.safetensors.index.json"
+run $RUNNER "$CLI" inspect "$T/two"; check "inspect sharded header" "$T/two: 2 shards, 2 tensors" "$(printf '%s\n' "$out" | head -n 1)"
+run $RUNNER "$CLI" inspect "$T/one"; check "inspect one-shard header" "$T/one: 1 shard, 1 tensor" "$(printf '%s\n' "$out" | head -n 1)"
+run $RUNNER "$CLI" inspect --json "$T/two"
+check "sharded json" "{\"metadata\":{\"total_size\":\"3\"},\"shards\":[{\"file\":\"$T/two/a.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":1,\"metadata\":{},\"tensors\":[{\"name\":\"z\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}]}},{\"file\":\"$T/two/b.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":2,\"metadata\":{},\"tensors\":[{\"name\":\"y\",\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}]}}]}" "$out"
+check "sharded json lines" 1 "$($RUNNER "$CLI" inspect --json "$T/two" | wc -l | tr -d ' ')"
+
+# paths given print escaped everywhere: control bytes as \xNN, a backslash as \\ (a name with
+# the text \x0a in it reads differently from one with a newline)
+P="$T/$(printf 'p\033[31m\nq\\x0a')"; E="$T/p\\x1b[31m\\x0aq\\\\x0a"
+mkdir "$P"
+run $RUNNER "$CLI" sample "$P/s.safetensors"; check "sample escaped path" "wrote $E/s.safetensors" "$out"
+run $RUNNER "$CLI" verify "$P/s.safetensors"; check "verify escaped path" "ok: $E/s.safetensors: 6 tensors, 6792 bytes" "$out"
+mkdir "$P/one"; cp "$T/one/m.safetensors" "$T/one/model.safetensors.index.json" "$P/one/"
+run $RUNNER "$CLI" inspect "$P/one"; check "inspect sharded escaped path" "$E/one: 1 shard, 1 tensor" "$(printf '%s\n' "$out" | head -n 1)"
+case "$(err)" in "warning: $E/one/m.safetensors: INDEX_UNLISTED_TENSOR: "*) ;; *) echo "FAIL: warning escaped path: $(err)"; fail=1;; esac
+all="$out$(err)"
+run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P/nope"; check "keys cannot open escaped" "error: $E/nope: cannot open" "$(err)"
+all="$all$(err)"
+run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P"; check "keys cannot read escaped" "error: $E: cannot read the names" "$(err)"
+all="$all$(err)"
+run $RUNNER "$CLI" verify "$P/sm.safetensors"; check "verify missing escaped exit" 2 "$rc"
+case "$out" in "error: $E/sm.safetensors: IO_ERROR: "*) ;; *) echo "FAIL: verify missing escaped: $out"; fail=1;; esac
+all="$all$out"
+cp "$T/sm.safetensors" "$P/bad.safetensors"   # the library keeps its file name with '?' for them
+want="error: $E/bad.safetensors: SIZE_MISMATCH: data_offsets [0, 4] hold 4 bytes but F32 x 2 elements needs 8 [tensor z] (byte 9)"
+run $RUNNER "$CLI" verify "$P/bad.safetensors"; check "verify escaped path, no [file]" "$want" "$out"
+all="$all$out"
+run $RUNNER "$CLI" inspect "$P/bad.safetensors"; check "inspect escaped path in full" "$want" "$(err)"
+all="$all$(err)"
+if printf '%s' "$all" | LC_ALL=C grep -q "$(printf '\033')"; then echo "FAIL: raw ESC from a path"; fail=1; fi
+hdr='{"a\\x0ab":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a\nb":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}'
+mk "$T/bs.safetensors" "$hdr" xy
+run $RUNNER "$CLI" inspect "$T/bs.safetensors"
+check "inspect backslash" 'name     dtype        shape                       size  offset
+a\\x0ab  U8           [1]                          1 B  0
+a\x0ab   U8           [1]                          1 B  1' "$(printf '%s\n' "$out" | sed 1d)"
+run $RUNNER "$CLI" inspect --json "$T/bs.safetensors"
+case "$out" in *'"tensors":[{"name":"a\\x0ab",'*'{"name":"a\nb",'*) ;; *) echo "FAIL: json backslash: $out"; fail=1;; esac
+
+# a path of 512 bytes or more (past safeload_error.file): the full path, no bogus [file ...]
+L="$T"; for i in 1 2 3 4 5 6; do L="$L/dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"; done
+mkdir -p "$L"; cp "$T/sm.safetensors" "$L/sm.safetensors"
+want="error: $L/sm.safetensors: SIZE_MISMATCH: data_offsets [0, 4] hold 4 bytes but F32 x 2 elements needs 8 [tensor z] (byte 9)"
+run $RUNNER "$CLI" verify "$L/sm.safetensors"; check "verify long path" "$want" "$out"
+run $RUNNER "$CLI" inspect "$L/sm.safetensors"; check "inspect long path" "$want" "$(err)"
+run $RUNNER "$CLI" load "$L/sm.safetensors"; check "load long path" "$want" "$(err)"
+mkdir "$L/one"; cp "$T/one/m.safetensors" "$T/one/model.safetensors.index.json" "$L/one/"
+run $RUNNER "$CLI" load "$L/one"; check "load long index exit" 0 "$rc"
+check "long path warnings name the shard in full" 5 "$(grep -c "^warning: $L/one/m.safetensors: INDEX_UNLISTED_TENSOR: " "$T/err")"
+
+# --progress shows a bar for an empty load too (the library reports the end once, 0 of 0)
+mk "$T/nothing.safetensors" '{"e":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}}'
+run $RUNNER "$CLI" load "$T/nothing.safetensors" --progress; check "empty load exit" 0 "$rc"
+grep -q '100%' "$T/err" || { echo "FAIL: no progress bar for an empty load"; fail=1; }
 
 [ $fail = 0 ] && echo "test_cli.sh: all passed"
 exit $fail
