@@ -81,6 +81,7 @@ test-cxx: | $(BUILD)
 	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. tests/compile_check.c -o $(BUILD)/cxx_check $(LDLIBS)
 	./$(BUILD)/cxx_check
 	$(CLANG) -x c++ -std=c++17 $(WARN) -O2 -I. -c tests/compile_check.c -o $(BUILD)/cxx17.o
+	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -c examples/safeload_cli.c -o $(BUILD)/cli_cxx.o
 	$(CC) $(STD) $(WARN) -O2 -I. -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD \
 	    tests/compile_check.c -o $(BUILD)/c_switches $(LDLIBS)
 	./$(BUILD)/c_switches
