@@ -110,7 +110,8 @@ typedef enum safeload_dtype {
     SAFELOAD_DTYPE_COUNT
 } safeload_dtype;
 
-/* "F32" for SAFELOAD_F32; NULL for values outside the enum. */
+/* "F32" for SAFELOAD_F32; NULL for SAFELOAD_DTYPE_NONE, SAFELOAD_DTYPE_COUNT and values
+   outside the enum. */
 SAFELOAD_API const char *safeload_dtype_name(safeload_dtype dtype);
 /* Exact, case-sensitive match of the len bytes at name; SAFELOAD_DTYPE_NONE when unknown. */
 SAFELOAD_API safeload_dtype safeload_dtype_from_name(const char *name, size_t len);
@@ -166,7 +167,8 @@ typedef enum safeload_result {
 #define SAFELOAD_NO_OFFSET UINT64_MAX
 
 /* Filled in by every call that takes one (may be NULL). Fixed-size so that reporting an error
-   can never fail; long names are truncated. A call that fails has set every out-pointer it was
+   can never fail: long strings are cut ("..." at a UTF-8 boundary) and control bytes become
+   '?', so these are for people to read, not keys to look up. A call that fails has set every out-pointer it was
    given to NULL (and sizes to 0), whatever the failure, so cleanup code can free them blindly. */
 typedef struct safeload_error {
     safeload_result code;
@@ -463,8 +465,8 @@ typedef struct safeload_request {
     void *dst;                  /* host or device address; NULL = allocate for me */
     uint64_t dst_size;          /* capacity of dst in bytes (checked) */
     safeload_dtype dtype;       /* 0 = as stored; else cast while reading */
-    uint64_t row_begin;         /* slice [row_begin, row_end) of dimension 0; */
-    uint64_t row_end;           /*   row_end == 0 means the whole tensor */
+    uint64_t row_begin;         /* slice [row_begin, row_end) of dimension 0; both 0 = the */
+    uint64_t row_end;           /*   whole tensor, else begin < end <= rows (else INVALID_SLICE) */
     int device;                 /* 0 = host memory, 1 = device memory through the hooks */
     /* outputs */
     void *data;                 /* where the bytes are */
