@@ -912,6 +912,8 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
     if (fstat(fd, &st) != 0) { int e = errno; close(fd); return e ? e : EIO; }
     if (S_ISDIR(st.st_mode)) { close(fd); return EISDIR; }
     if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) { close(fd); return ESPIPE; }
+    /* /dev/zero, a tty: no size, endless or interactive bytes; not a checkpoint */
+    if (S_ISCHR(st.st_mode)) { close(fd); return ENODEV; }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (S_ISREG(st.st_mode)) *size = (uint64_t)st.st_size;
     else {
@@ -945,6 +947,7 @@ static const char *sl__os_why(int e, const char *dflt) {
     if (e == EACCES || e == EPERM) return "permission denied";
     if (e == EISDIR) return "is a directory";
     if (e == ESPIPE) return "a pipe or socket, not a file";
+    if (e == ENODEV) return "a character device, not a file";
     if (e == ENOTDIR) return "a part of the path is not a directory";
     if (e == ENAMETOOLONG) return "name too long";
     if (e == ENOSPC) return "no space left on the device";

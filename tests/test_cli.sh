@@ -102,6 +102,9 @@ out=$(timeout 10 $RUNNER "$CLI" verify "$T/fifo" 2>&1); rc=$?
 check "verify fifo exit" 2 "$rc"
 run $RUNNER "$CLI" sample "$T/fifo"; check "sample over a fifo exit" 2 "$rc"
 [ -p "$T/fifo" ] || { echo "FAIL: sample replaced the fifo"; fail=1; }
+# a character device is not a (0-byte) checkpoint
+run $RUNNER "$CLI" verify /dev/zero; check "verify /dev/zero exit" 2 "$rc"
+check "verify /dev/zero" "error: /dev/zero: IO_ERROR: cannot open: a character device, not a file (error 19)" "$out"
 
 # an index with one shard and no metadata still prints the sharded JSON form
 mkdir "$T/one"; cp "$T/s.safetensors" "$T/one/m.safetensors"
