@@ -819,6 +819,7 @@ extern int fsync(int);
 extern int lstat(const char *, struct stat *);
 extern ssize_t readlink(const char *, char *, size_t);
 extern int fchmod(int, mode_t);
+extern int fchown(int, uid_t, gid_t);
 #    ifndef MAP_ANONYMOUS
 #      define MAP_ANONYMOUS 0x20
 #    endif
@@ -7225,19 +7226,26 @@ typedef int sl__wfile;
 #  define SL__ENOMEM 12
 #endif
 
-/* The file a save replaces, in *out (allocated), and the permission bits to give the new one
-   (-1: a new file, the process's default). A symlink is followed to the file it names, so the
-   link survives and that file gets the new bytes, as writing in place would give; the
-   replacement keeps the old file's permissions; a file the caller may not write is refused, as
-   opening it for writing would be. Returns 0 or an errno-style code. (Windows: path as given.) */
+/* What a replacement keeps of the file it replaces. */
+typedef struct sl__keep {
+    int mode;                   /* permission bits; -1: a new file, the process's default */
+    long uid, gid;              /* owner, restored where allowed (root, or one's own group) */
+} sl__keep;
+
+/* The file a save replaces, in *out (allocated), and what the new one keeps of it. A symlink
+   is followed to the file it names, so the link survives and that file gets the new bytes, as
+   writing in place would give; the replacement keeps the old file's permissions and, where the
+   caller may set it, its owner; a file the caller may not write is refused, as opening it for
+   writing would be. Returns 0 or an errno-style code. (Windows: path as given.) */
 static int sl__save_target(const char *path, const safeload_allocator *a, char **out,
-                           int *mode) {
+                           sl__keep *keep) {
     size_t n = strlen(path);
     char *cur = (char *)sl__malloc(a, n + 1);
 #if !defined(SL__WINDOWS)
     int hops;
 #endif
-    *mode = -1;
+    keep->mode = -1;
+    keep->uid = keep->gid = -1;
     *out = NULL;
     if (!cur) return SL__ENOMEM;
     memcpy(cur, path, n + 1);
@@ -7259,7 +7267,9 @@ static int sl__save_target(const char *path, const safeload_allocator *a, char *
                     return e;
                 }
                 if (fd >= 0) close(fd);
-                *mode = (int)(st.st_mode & 0777);
+                keep->mode = (int)(st.st_mode & 0777);
+                keep->uid = (long)st.st_uid;
+                keep->gid = (long)st.st_gid;
             }
             break;
         }
@@ -7317,7 +7327,8 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     safeload_result r;
     char *tmp = NULL, *target = NULL;
     size_t tlen, dir, at, i, k;
-    int ok = 0, made = 0, oom = 0, mode = -1, why = 0, beside = 0;
+    int ok = 0, made = 0, oom = 0, why = 0, beside = 0;
+    sl__keep keep;
     uint64_t salt;
     sl__buf wb;
 #if defined(SL__WINDOWS)
@@ -7344,7 +7355,7 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         return sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "the file size overflows 64 bits");
     }
-    why = sl__save_target(path, &pl.alloc, &target, &mode);
+    why = sl__save_target(path, &pl.alloc, &target, &keep);
     if (why == SL__ENOMEM) { sl__plan_free(&pl); return SL__OOM(err, path); }
     if (why) {
         sl__plan_free(&pl);
@@ -7394,9 +7405,13 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         goto out;
     }
 #if !defined(SL__WINDOWS)
-    /* the replacement keeps the old file's permissions (a private checkpoint stays private);
-       a failure here leaves the default ones, which is no reason to fail the save */
-    if (mode >= 0) (void)fchmod(f, (mode_t)mode);
+    /* the replacement keeps the old file's owner where allowed, then its permissions (a
+       private checkpoint stays private; chown first, as it may clear mode bits). A failure
+       leaves the defaults, which is no reason to fail the save. */
+    if (keep.mode >= 0) {
+        if (fchown(f, (uid_t)keep.uid, (gid_t)keep.gid) != 0) { /* not root: keep ours */ }
+        (void)fchmod(f, (mode_t)keep.mode);
+    }
 #endif
     /* header and small tensors through a 1 MiB buffer; big tensors straight from the caller */
     memset(&wb, 0, sizeof wb);

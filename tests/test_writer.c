@@ -771,6 +771,13 @@ static void test_save_target(void) {
     chmod(path, 0640);
     CHECK(safeload_save(path, &tb, 1, NULL, &err) == SAFELOAD_OK);
     CHECK_MSG(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0640, "mode %o", (unsigned)(sb.st_mode & 0777));
+    if (geteuid() == 0) {   /* root replacing someone's file leaves it theirs */
+        CHECK(chown(path, 65534, 65534) == 0);
+        CHECK(safeload_save(path, &tb, 1, NULL, &err) == SAFELOAD_OK);
+        CHECK_MSG(stat(path, &sb) == 0 && sb.st_uid == 65534 && sb.st_gid == 65534 &&
+                  (sb.st_mode & 0777) == 0640, "owner %u:%u mode %o", (unsigned)sb.st_uid,
+                  (unsigned)sb.st_gid, (unsigned)(sb.st_mode & 0777));
+    }
 
     /* a file the caller may not write is refused, as opening it for writing would be (root
        may write any file, and then the save goes through and keeps the mode) */
