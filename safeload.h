@@ -7383,7 +7383,11 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
 #if defined(SL__WINDOWS)
         sl__free(&pl.alloc, wtmp);
         wtmp = sl__widen(tmp, &pl.alloc);
-        if (!wtmp) { oom = 1; break; }
+        if (!wtmp) {        /* out of memory, or a path that is not UTF-8 */
+            why = 1113;
+            oom = sl__utf8_valid_up_to((const unsigned char *)tmp, strlen(tmp)) == strlen(tmp);
+            break;
+        }
         f = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
         if (f != INVALID_HANDLE_VALUE) { made = 1; break; }
         why = (int)GetLastError();

@@ -151,6 +151,10 @@ int main(void) {
     /* a save into a missing directory says why */
     CHECK(safeload_save("no-such-dir/y.safetensors", tw_t, 1, NULL, &e) == SAFELOAD_IO_ERROR);
     CHECK_MSG(strstr(e.message, "no such file") != NULL, "%s", e.message);
+#if defined(_WIN32)     /* a path that is not UTF-8 cannot become UTF-16: an I/O error, not OOM */
+    CHECK(safeload_save("bad\xff.safetensors", tw_t, 1, NULL, &e) == SAFELOAD_IO_ERROR);
+    CHECK_MSG(strstr(e.message, "not valid UTF-8") != NULL, "%s", e.message);
+#endif
     for (i = 0; i < TW_N; i++) free(tw_data[i]);
     /* leave no files behind */
     for (i = 0; i < 3; i++) {
