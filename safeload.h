@@ -495,15 +495,15 @@ typedef struct safeload_load_desc {
     int threads;                /* counts the caller; 0 = pool's, else safeload_default_threads */
     safeload_pool *pool;        /* reuse a pool; NULL = a temporary one */
     safeload_io io;
-    size_t chunk_size;          /* bytes per read; 0 = 2 MiB */
-    size_t staging_size;        /* per-worker cast buffer; 0 = 256 KiB */
+    size_t chunk_size;          /* bytes per read; 0 = 2 MiB (4 KiB to 1 GiB) */
+    size_t staging_size;        /* per-worker cast buffer; 0 = 256 KiB (4 KiB to 1 GiB) */
     safeload_progress_fn progress;
     void *progress_user;
     uint64_t progress_interval; /* 0 = 64 MiB */
     safeload_allocator allocator;   /* for the arena and bookkeeping */
     safeload_device device;
     safeload_device_hooks hooks;
-    size_t pinned_size;         /* bytes per pinned staging buffer; 0 = 4 MiB */
+    size_t pinned_size;         /* bytes per pinned staging buffer; 0 = 4 MiB (to 1 GiB) */
     int pinned_count;           /* pinned buffers per worker; below 2 (0 too) = 2 */
     size_t pinned_limit;        /* total pinned bytes; 0 = 256 MiB */
     size_t upload_align;        /* every upload starts this aligned in pinned memory (Ascend's
@@ -685,6 +685,7 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #define SL__UNUSED(x) ((void)(x))
 #define SL__KIB ((uint64_t)1024)
 #define SL__MIB ((uint64_t)1024 * 1024)
+#define SL__GIB ((uint64_t)1024 * 1024 * 1024)
 #define SL__MAX_HEADER 100000000u   /* the reference's MAX_HEADER_SIZE (decimal) */
 
 /* =============================================================================================
@@ -727,6 +728,13 @@ static void *sl__calloc(const safeload_allocator *a, size_t count, size_t size) 
     p = sl__malloc(a, count * size);
     if (p) memset(p, 0, count * size);
     return p;
+}
+
+/* count + 1 elements (never a zero-size request), or NULL when that overflows: for arrays
+   sized by a caller's count, which may be anything. */
+static void *sl__malloc_n(const safeload_allocator *a, size_t count, size_t size) {
+    if (count >= SIZE_MAX / size) return NULL;
+    return sl__malloc(a, (count + 1) * size);
 }
 
 /* A runtime allocator needs both alloc and free. */
@@ -1250,6 +1258,9 @@ SL__MAYBE_UNUSED static int sl__cond_init(sl__cond *c) { InitializeConditionVari
 SL__MAYBE_UNUSED static void sl__cond_destroy(sl__cond *c) { SL__UNUSED(c); }
 SL__MAYBE_UNUSED static void sl__cond_wait(sl__cond *c, sl__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
 SL__MAYBE_UNUSED static void sl__cond_broadcast(sl__cond *c) { WakeAllConditionVariable(c); }
+typedef DWORD sl__tid;          /* which thread this is: to refuse a call that would deadlock */
+SL__MAYBE_UNUSED static sl__tid sl__tid_self(void) { return GetCurrentThreadId(); }
+SL__MAYBE_UNUSED static int sl__tid_eq(sl__tid a, sl__tid b) { return a == b; }
 #else
 #  include <pthread.h>
 typedef pthread_mutex_t sl__mutex;
@@ -1263,6 +1274,9 @@ SL__MAYBE_UNUSED static int sl__cond_init(sl__cond *c) { return pthread_cond_ini
 SL__MAYBE_UNUSED static void sl__cond_destroy(sl__cond *c) { pthread_cond_destroy(c); }
 SL__MAYBE_UNUSED static void sl__cond_wait(sl__cond *c, sl__mutex *m) { pthread_cond_wait(c, m); }
 SL__MAYBE_UNUSED static void sl__cond_broadcast(sl__cond *c) { pthread_cond_broadcast(c); }
+typedef pthread_t sl__tid;
+SL__MAYBE_UNUSED static sl__tid sl__tid_self(void) { return pthread_self(); }
+SL__MAYBE_UNUSED static int sl__tid_eq(sl__tid a, sl__tid b) { return pthread_equal(a, b); }
 #endif
 
 /* ---- 1c. CPU features (used by the cast kernels' dispatch) ---- */
@@ -3269,7 +3283,7 @@ static safeload_result sl__check_keys(const sl__nameset *ns, const char *const *
             return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "expected[%llu] is NULL", (sl__ull)i);
     seen = (unsigned char *)sl__calloc(a, ns->count + 1, 1);
-    rep->missing = (const char **)sl__malloc(a, (n + 1) * sizeof(char *));
+    rep->missing = (const char **)sl__malloc_n(a, n, sizeof(char *));
     rep->unexpected = (const char **)sl__malloc(a, (ns->count + 1) * sizeof(char *));
     memset(&dedup, 0, sizeof dedup);
     if (!seen || !rep->missing || !rep->unexpected || !sl__table_init(&dedup, n, a)) {
@@ -4841,15 +4855,19 @@ struct safeload_pool {
     int job_workers;            /* helper ids 1..job_workers take part in the current job */
     int running;
     int quit;
+    sl__tid runner;             /* the caller running a job (has_runner), under mu */
+    int has_runner;
 #endif
 };
 
 #if !defined(SAFELOAD_NO_THREADS)
-typedef struct sl__pool_arg { safeload_pool *pool; int id; } sl__pool_arg;
+typedef struct sl__pool_arg { safeload_pool *pool; int id; int has_tid; sl__tid tid; } sl__pool_arg;
 
 static void sl__pool_main(safeload_pool *p, int id) {
     uint64_t seen = 0;
     sl__mutex_lock(&p->mu);
+    p->args[id - 1].tid = sl__tid_self();
+    p->args[id - 1].has_tid = 1;
     for (;;) {
         while (!p->quit && p->gen == seen) sl__cond_wait(&p->cv_start, &p->mu);
         if (p->quit) break;
@@ -4988,14 +5006,35 @@ static void sl__pool_run(safeload_pool *p, void (*job)(void *, int), void *ctx, 
     p->ctx = ctx;
     p->job_workers = helpers;
     p->running = helpers;
+    p->runner = sl__tid_self();
+    p->has_runner = 1;
     p->gen++;
     sl__cond_broadcast(&p->cv_start);
     sl__mutex_unlock(&p->mu);
     job(ctx, 0);
     sl__mutex_lock(&p->mu);
     while (p->running) sl__cond_wait(&p->cv_done, &p->mu);
+    p->has_runner = 0;
     sl__mutex_unlock(&p->mu);
     sl__mutex_unlock(&p->run_mu);
+#endif
+}
+
+/* Is this thread inside a job of p: its caller (a progress callback) or a helper (a hook)?
+   A call that used p from there would wait for the job it is part of, forever. */
+static int sl__pool_reentered(safeload_pool *p) {
+#if defined(SAFELOAD_NO_THREADS)
+    SL__UNUSED(p);
+    return 0;
+#else
+    sl__tid self = sl__tid_self();
+    int i, in = 0;
+    sl__mutex_lock(&p->mu);
+    if (p->has_runner && sl__tid_eq(p->runner, self)) in = 1;
+    for (i = 0; !in && i < p->started; i++)
+        if (p->args[i].has_tid && sl__tid_eq(p->args[i].tid, self)) in = 1;
+    sl__mutex_unlock(&p->mu);
+    return in;
 #endif
 }
 
@@ -5004,6 +5043,11 @@ static safeload_result sl__pool_for(safeload_pool *given, int threads, safeload_
                                     safeload_pool **tmp, int *workers, safeload_error *err) {
     *tmp = NULL;
     if (given) {
+        if (sl__pool_reentered(given))
+            return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                            "desc.pool is running the call this one was made from (a progress "
+                            "callback or hook): it would wait for itself; use another pool or "
+                            "none");
         *use = given;
         *workers = threads > 0 ? SL__MIN(threads, given->threads) : given->threads;
         return SAFELOAD_OK;
@@ -5012,13 +5056,14 @@ static safeload_result sl__pool_for(safeload_pool *given, int threads, safeload_
 #if defined(SAFELOAD_NO_THREADS)
     threads = 1;
 #endif
-    *workers = threads;
     *use = NULL;
     if (threads > 1) {
         safeload_result r = safeload_pool_create(tmp, threads, err);
         if (r != SAFELOAD_OK) return r;
         *use = *tmp;
+        threads = (*tmp)->threads;          /* capped at 256 */
     }
+    *workers = threads;
     return SAFELOAD_OK;
 }
 
@@ -5127,34 +5172,69 @@ static const safeload_tensor *sl__model_lookup(const safeload_model *m, const ch
     return &m->shards[m->refs[i].shard]->tensors[m->refs[i].idx];
 }
 
+static int sl__file_ptr_less(safeload_file *const *x, safeload_file *const *y) {
+    return (uintptr_t)*x < (uintptr_t)*y;
+}
+SL__DEFINE_MSORT(sl__sort_file_ptrs, safeload_file *, sl__file_ptr_less)
+
+/* Closes each distinct file of files[0..count) once (the model was to own them). */
+static void sl__close_files_once(safeload_file **files, size_t count) {
+    size_t i, k;
+    for (i = 0; files && i < count; i++) {
+        for (k = 0; k < i && files[k] != files[i]; k++) {}
+        if (k == i) safeload_close(files[i]);   /* compares pointers only: none is read twice */
+    }
+}
+
 SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload_file **files,
                                                   size_t count, const safeload_model_desc *desc,
                                                   safeload_error *err) {
-    safeload_model *m;
+    safeload_model *m = NULL;
+    safeload_file **sorted = NULL;
     safeload_result r;
     size_t i;
     sl__clear_error(err);
     if (out) *out = NULL;
-    m = sl__model_new(desc);
-    for (i = 0; files && i < count && files[i]; i++) {}
-    if (!out || (count && !files) || !m || (files && i < count)) {
-        size_t null_at = i;
-        for (i = 0; files && i < count; i++) safeload_close(files[i]);
-        safeload_model_close(m);
-        if (!m) return SL__OOM(err, "");
-        if (out && files)
-            return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                            "files[%llu] is NULL", (sl__ull)null_at);
+    if (!out || (count && !files)) {
+        sl__close_files_once(files, count);
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "out or files is NULL");
     }
-    m->shards = (safeload_file **)sl__malloc(&m->alloc, (count + 1) * sizeof *m->shards);
-    if (!m->shards) {
-        for (i = 0; i < count; i++) safeload_close(files[i]);
+    for (i = 0; i < count && files[i]; i++) {}
+    if (i < count) {
+        sl__close_files_once(files, count);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "files[%llu] is NULL", (sl__ull)i);
+    }
+    if (desc && !sl__allocator_ok(&desc->open.allocator)) {
+        sl__close_files_once(files, count);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "an allocator needs both alloc and free");
+    }
+    m = sl__model_new(desc);
+    if (m) {
+        m->shards = (safeload_file **)sl__malloc_n(&m->alloc, count, sizeof *m->shards);
+        sorted = (safeload_file **)sl__malloc_n(&m->alloc, count, sizeof *sorted);
+    }
+    if (!m || !m->shards || !sorted) {
+        if (m) sl__free(&m->alloc, sorted);
         safeload_model_close(m);
+        sl__close_files_once(files, count);
         return SL__OOM(err, "");
     }
-    for (i = 0; i < count; i++) m->shards[m->n_shards++] = files[i];
+    /* one file listed twice would be closed twice by the model: refuse it */
+    memcpy(m->shards, files, count * sizeof *files);
+    sl__sort_file_ptrs(m->shards, sorted, count);
+    for (i = 1; i < count && m->shards[i] != m->shards[i - 1]; i++) {}
+    sl__free(&m->alloc, sorted);
+    if (i < count) {
+        safeload_model_close(m);              /* owns no file yet: n_shards is 0 */
+        sl__close_files_once(files, count);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "the same file is listed twice");
+    }
+    memcpy(m->shards, files, count * sizeof *files);
+    m->n_shards = count;
     if (m->n_shards == 1) {
         m->meta = m->shards[0]->meta;
         m->meta_count = m->shards[0]->meta_count;
@@ -6202,6 +6282,10 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     if (n && !reqs)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "requests is NULL");
+    for (i = 0; i < n; i++) {             /* nothing reported loaded, whatever fails below */
+        reqs[i].data = NULL;
+        reqs[i].nbytes = 0;
+    }
     if (!sl__allocator_ok(&d.allocator))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "an allocator needs both alloc and free");
@@ -6214,11 +6298,14 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     if ((unsigned)L.io > (unsigned)SAFELOAD_IO_DIRECT)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "unknown I/O mode %d", (int)d.io);
-    L.chunk = d.chunk_size ? SL__MAX(d.chunk_size, (size_t)4096) : (size_t)(2 * SL__MIB);
+    L.chunk = d.chunk_size ? SL__MIN(SL__MAX(d.chunk_size, (size_t)4096), (size_t)SL__GIB)
+                           : (size_t)(2 * SL__MIB);
     L.chunk -= L.chunk % 4096;
-    L.staging = d.staging_size ? SL__MAX(d.staging_size, (size_t)4096) : (size_t)(256 * SL__KIB);
+    L.staging = d.staging_size ? SL__MIN(SL__MAX(d.staging_size, (size_t)4096), (size_t)SL__GIB)
+                               : (size_t)(256 * SL__KIB);
     L.staging -= L.staging % 64;
-    L.pinned_size = d.pinned_size ? SL__MAX(d.pinned_size, (size_t)4096) : (size_t)(4 * SL__MIB);
+    L.pinned_size = d.pinned_size ? SL__MIN(SL__MAX(d.pinned_size, (size_t)4096), (size_t)SL__GIB)
+                                  : (size_t)(4 * SL__MIB);
     L.pinned_size -= L.pinned_size % 4096;
     L.pinned_count = d.pinned_count >= 2 ? d.pinned_count : 2;
     L.upload_align = d.upload_align;
@@ -6229,10 +6316,6 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     L.progress_user = d.progress_user;
     L.progress_interval = d.progress_interval ? d.progress_interval : 64 * SL__MIB;
     L.reported = UINT64_MAX;            /* nothing said yet: an empty load still gets its call */
-    for (i = 0; i < n; i++) {
-        reqs[i].data = NULL;
-        reqs[i].nbytes = 0;
-    }
     if (sl__mutex_init(&L.mu) != 0)
         return sl__fail(err, SAFELOAD_THREAD_ERROR, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "cannot create a lock");
@@ -6245,9 +6328,9 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
 #endif
 
     /* resolve every request: tensor, byte range, cast, destination */
-    L.reqs = (sl__rp *)sl__calloc(L.alloc, n + 1, sizeof(sl__rp));
-    order = (uint32_t *)sl__malloc(L.alloc, (n + 1) * sizeof(uint32_t));
-    tmp = (uint32_t *)sl__malloc(L.alloc, (n + 1) * sizeof(uint32_t));
+    L.reqs = n < SIZE_MAX ? (sl__rp *)sl__calloc(L.alloc, n + 1, sizeof(sl__rp)) : NULL;
+    order = (uint32_t *)sl__malloc_n(L.alloc, n, sizeof(uint32_t));
+    tmp = (uint32_t *)sl__malloc_n(L.alloc, n, sizeof(uint32_t));
     if (!L.reqs || !order || !tmp) { r = SL__OOM(err, path0); goto out; }
     if (n > (size_t)UINT32_MAX - 1) {
         r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
@@ -7017,8 +7100,8 @@ static safeload_result sl__plan_make(sl__plan *pl, const char *path,
     if ((n && !ts) || (m && !desc->metadata))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "tensors or metadata is NULL");
-    pl->items = (sl__save_item *)sl__malloc(&pl->alloc, (n + 1) * sizeof *pl->items);
-    tmp = (sl__save_item *)sl__malloc(&pl->alloc, (n + 1) * sizeof *tmp);
+    pl->items = (sl__save_item *)sl__malloc_n(&pl->alloc, n, sizeof *pl->items);
+    tmp = (sl__save_item *)sl__malloc_n(&pl->alloc, n, sizeof *tmp);
     if (!pl->items || !tmp) { r = SL__OOM(err, path); goto done; }
     pl->count = n;
     for (i = 0; i < n; i++) {
@@ -7084,8 +7167,8 @@ static safeload_result sl__plan_make(sl__plan *pl, const char *path,
     sl__sort_save(pl->items, tmp, n);
 
     if (m) {
-        kvs = (safeload_kv *)sl__malloc(&pl->alloc, m * sizeof *kvs);
-        kvtmp = (safeload_kv *)sl__malloc(&pl->alloc, m * sizeof *kvtmp);
+        kvs = (safeload_kv *)sl__malloc_n(&pl->alloc, m, sizeof *kvs);
+        kvtmp = (safeload_kv *)sl__malloc_n(&pl->alloc, m, sizeof *kvtmp);
         if (!kvs || !kvtmp) { r = SL__OOM(err, path); goto done; }
         for (i = 0; i < m; i++) {
             kvs[i] = desc->metadata[i];

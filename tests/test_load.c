@@ -15,6 +15,7 @@ static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off);
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
+#include <signal.h>
 #include <sys/stat.h>
 
 /* ---- fault injection ---- */
@@ -372,11 +373,47 @@ static void test_sources(const tl_model *m, const char *path) {
     tl_reader tr;
     int th;
     CHECK(img != NULL);
+    {   /* a load refused at its arguments still clears every request's outputs */
+        safeload_request rq;
+        safeload_load_desc d;
+        safeload_arena *ar = (safeload_arena *)1;
+        CHECK(safeload_open_memory(&f, img, (size_t)n, NULL, &e) == SAFELOAD_OK);
+        memset(&rq, 0, sizeof rq);
+        rq.name = m->t[0].name;
+        rq.data = (void *)0x1234;
+        rq.nbytes = 99;
+        memset(&d, 0, sizeof d);
+        d.io = (safeload_io)7;
+        CHECK(safeload_load_file(f, &rq, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(rq.data == NULL && rq.nbytes == 0 && ar == NULL);
+        rq.data = (void *)0x1234;
+        d.io = SAFELOAD_IO_READ;
+        d.upload_align = 3;
+        CHECK(safeload_load_file(f, &rq, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(rq.data == NULL && rq.nbytes == 0);
+        safeload_close(f);
+    }
     {   /* a NULL among the files: INVALID_ARGUMENT, and the others are closed (ownership) */
         safeload_file *two[2] = {NULL, NULL};
         CHECK(safeload_open_memory(&two[0], img, (size_t)n, NULL, &e) == SAFELOAD_OK);
         CHECK(safeload_model_from_files(&mod, two, 2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
         CHECK(mod == NULL && strstr(e.message, "files[1]") != NULL);
+        /* one file listed twice: refused, and closed once (ASan would see a double close) */
+        CHECK(safeload_open_memory(&two[0], img, (size_t)n, NULL, &e) == SAFELOAD_OK);
+        two[1] = two[0];
+        CHECK(safeload_model_from_files(&mod, two, 2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(mod == NULL && strstr(e.message, "twice") != NULL);
+        /* an allocator without free */
+        {
+            safeload_model_desc md;
+            tl_alloc ta;
+            memset(&md, 0, sizeof md);
+            md.open.allocator = tl_allocator(&ta, -1);
+            md.open.allocator.free = NULL;
+            CHECK(safeload_open_memory(&two[0], img, (size_t)n, NULL, &e) == SAFELOAD_OK);
+            CHECK(safeload_model_from_files(&mod, two, 1, &md, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(mod == NULL && strstr(e.message, "allocator") != NULL);
+        }
     }
     for (th = 1; th <= 4; th++) {
         safeload_load_desc d;
@@ -1012,6 +1049,30 @@ static void test_request_errors(const tl_model *m, const char *path) {
     }
 }
 
+/* A progress callback that starts a load of its own: on the pool that runs it (refused:
+   it would wait for itself), or on no pool (allowed). */
+typedef struct tl_nest { safeload_model *mod; safeload_pool *pool; int calls, refused, loaded; } tl_nest;
+static int tl_nested(void *user, uint64_t done, uint64_t total) {
+    tl_nest *n = (tl_nest *)user;
+    safeload_load_desc d;
+    safeload_loaded *l = NULL;
+    safeload_error e;
+    (void)done; (void)total;
+    if (n->calls++) return 0;
+    memset(&d, 0, sizeof d);
+    d.pool = n->pool;
+    if (safeload_load_all(n->mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_INVALID_ARGUMENT &&
+        l == NULL && strstr(e.message, "desc.pool") != NULL)
+        n->refused++;
+    d.pool = NULL;
+    d.threads = 2;
+    if (safeload_load_all(n->mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK) {
+        n->loaded++;
+        safeload_loaded_free(l);
+    }
+    return 0;
+}
+
 /* ---- a pool reused across loads; the thread-count default ---- */
 static void test_pool(const tl_model *m, const char *path) {
     safeload_pool *pool;
@@ -1031,6 +1092,39 @@ static void test_pool(const tl_model *m, const char *path) {
         CHECK(safeload_load_all(mod, i % 2 ? SAFELOAD_F32 : SAFELOAD_DTYPE_NONE, &d, &l, &e) ==
               SAFELOAD_OK);
         if (i % 2 == 0) CHECK(tl_check_loaded(m, l->tensors, l->count));
+        safeload_loaded_free(l);
+    }
+    {   /* a load inside the progress callback of a load on the same pool */
+        safeload_load_desc d;
+        safeload_loaded *l;
+        tl_nest n;
+        memset(&n, 0, sizeof n);
+        n.mod = mod;
+        n.pool = pool;
+        memset(&d, 0, sizeof d);
+        d.pool = pool;
+        d.progress = tl_nested;
+        d.progress_user = &n;
+        d.progress_interval = 1;
+        d.chunk_size = 1 << 16;
+        alarm(60);           /* the failure this guards against is a hang */
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+        alarm(0);
+        CHECK(tl_check_loaded(m, l->tensors, l->count));
+        safeload_loaded_free(l);
+        CHECK_MSG(n.calls >= 1 && n.refused == 1 && n.loaded == 1, "calls %d refused %d loaded %d",
+                  n.calls, n.refused, n.loaded);
+    }
+    {   /* more threads than a pool can have: the load reports the 256 it ran with */
+        safeload_load_desc d;
+        safeload_loaded *l;
+        safeload_load_stats st;
+        memset(&d, 0, sizeof d);
+        d.threads = 100000;
+        d.chunk_size = 4096;
+        d.stats = &st;
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+        CHECK_MSG(st.threads >= 1 && st.threads <= 256, "threads %d", st.threads);
         safeload_loaded_free(l);
     }
     safeload_model_close(mod);

@@ -486,6 +486,19 @@ static void test_rejects(void) {
     safeload_save_tensor t[4];
     safeload_save_desc d;
     safeload_kv kv[3];
+    {   /* counts whose arrays would not fit in memory fail before anything is written */
+        void *out = (void *)1;
+        size_t on = 7;
+        t[0] = st("a", SAFELOAD_F32, 1, s1, BYTES, 4);
+        t[1] = st("b", SAFELOAD_F32, 1, s1, BYTES, 4);
+        CHECK(safeload_serialize(&out, &on, t, ((size_t)1 << (sizeof(size_t) * 8 - 3)) - 1, NULL, NULL)
+              == SAFELOAD_OUT_OF_MEMORY && out == NULL && on == 0);
+        memset(&d, 0, sizeof d);
+        kv[0] = mkkv("k", "v");
+        d.metadata = kv;
+        d.metadata_count = SIZE_MAX / sizeof(safeload_kv) + 1;
+        CHECK(safeload_serialize(&out, &on, t, 1, &d, NULL) == SAFELOAD_OUT_OF_MEMORY && out == NULL);
+    }
     t[0] = st("a", SAFELOAD_F32, 1, s2, BYTES, 4);    EXPECT_REJ(t, 1, NULL, SIZE_MISMATCH);
     t[0] = st("a", SAFELOAD_F32, 1, s2, BYTES, 9);    EXPECT_REJ(t, 1, NULL, SIZE_MISMATCH);
     t[0] = st("a", SAFELOAD_F32, 1, s0, BYTES, 1);    EXPECT_REJ(t, 1, NULL, SIZE_MISMATCH);
