@@ -516,7 +516,10 @@ typedef struct safeload_arena safeload_arena;
 
 /* Loads every request or none: on failure nothing is reported loaded, allocated memory is
    released, and caller destinations hold unspecified bytes. Requests with dst == NULL need
-   arena != NULL; free it with safeload_arena_free when done with the data. */
+   arena != NULL; free it with safeload_arena_free when done with the data. Caller
+   destinations must not overlap one another or the bytes being read (a memory source, a
+   view's mapping): INVALID_ARGUMENT. Loads may run from several threads at once, but not from
+   a progress callback or hook on the pool that runs them (INVALID_ARGUMENT). */
 SAFELOAD_API safeload_result safeload_load(safeload_model *model, safeload_request *requests,
                                            size_t count, const safeload_load_desc *desc,
                                            safeload_arena **arena, safeload_error *err);
@@ -6259,6 +6262,82 @@ static void sl__worker_free(sl__load *L, sl__worker *w);
 static safeload_result sl__device_setup(sl__load *L, safeload_error *err);
 
 /* where: the model's or the file's path, named by errors that are not one shard's */
+/* Caller destinations must not overlap one another, nor the bytes being read (a memory
+   source, or a mapping safeload_view handed out): workers would write the same bytes, or read
+   what another wrote, and the result would depend on timing. Sorted spans: O(n log n). */
+typedef struct sl__span { uintptr_t lo, hi; size_t req; int dev; } sl__span;
+static int sl__span_less(const sl__span *x, const sl__span *y) {
+    return x->dev != y->dev ? x->dev < y->dev : x->lo < y->lo;
+}
+SL__DEFINE_MSORT(sl__sort_spans, sl__span, sl__span_less)
+
+static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shards,
+                                         size_t n_shards, safeload_error *err) {
+    const safeload_request *reqs = L->user;
+    sl__span *sp = NULL, *tmp = NULL;
+    size_t i, k = 0, n = L->n_reqs, hn, hi;
+    safeload_result r = SAFELOAD_OK;
+    for (i = 0; i < n; i++) k += !L->reqs[i].alloc && L->reqs[i].dst_len;
+    if (k == 0) return SAFELOAD_OK;
+    sp = (sl__span *)sl__malloc_n(L->alloc, k, sizeof *sp);
+    tmp = (sl__span *)sl__malloc_n(L->alloc, k, sizeof *tmp);
+    if (!sp || !tmp) { r = SL__OOM(err, L->where); goto done; }
+    for (i = 0, k = 0; i < n; i++) {
+        const sl__rp *p = &L->reqs[i];
+        if (p->alloc || !p->dst_len) continue;
+        sp[k].lo = (uintptr_t)p->dst;
+        sp[k].hi = (uintptr_t)p->dst + (uintptr_t)p->dst_len;
+        sp[k].req = i;
+        sp[k].dev = p->device;
+        k++;
+    }
+    sl__sort_spans(sp, tmp, k);
+    for (i = 1; i < k; i++)
+        if (sp[i].dev == sp[i - 1].dev && sp[i].lo < sp[i - 1].hi) {
+            const safeload_request *q = &reqs[SL__MAX(sp[i].req, sp[i - 1].req)];
+            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->where, SAFELOAD_NO_OFFSET, q->name,
+                         strlen(q->name), "the destinations of requests %llu and %llu overlap",
+                         (sl__ull)SL__MIN(sp[i].req, sp[i - 1].req),
+                         (sl__ull)SL__MAX(sp[i].req, sp[i - 1].req));
+            goto done;
+        }
+    /* host spans sort first: sp[0..hn) */
+    for (hn = 0; hn < k && !sp[hn].dev; hn++) {}
+    for (i = 0; i < n_shards; i++) {
+        safeload_file *f = shards[i];
+        uintptr_t a, b;
+        size_t first;
+        const unsigned char *base = NULL;
+        if (f->src.kind == SL__SRC_MEMORY) {
+            base = f->src.mem;
+        } else if (f->src.kind == SL__SRC_FILE) {
+            if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
+            base = f->map;
+            if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
+        }
+        if (!base || !f->src.size) continue;
+        a = (uintptr_t)base;
+        b = a + (uintptr_t)f->src.size;
+        /* the first host span starting at or after a; it, or the one before, may cut [a, b) */
+        for (first = 0, hi = hn; first < hi;) {
+            size_t mid = first + (hi - first) / 2;
+            if (sp[mid].lo < a) first = mid + 1; else hi = mid;
+        }
+        if ((first < hn && sp[first].lo < b) || (first > 0 && sp[first - 1].hi > a)) {
+            size_t which = first < hn && sp[first].lo < b ? sp[first].req : sp[first - 1].req;
+            const safeload_request *q = &reqs[which];
+            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f->path, SAFELOAD_NO_OFFSET, q->name,
+                         strlen(q->name), "the destination of request %llu overlaps the bytes "
+                         "it is loaded from", (sl__ull)which);
+            goto done;
+        }
+    }
+done:
+    sl__free(L->alloc, sp);
+    sl__free(L->alloc, tmp);
+    return r;
+}
+
 static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, const char *where,
                                     sl__resolve_fn resolve, const void *rctx,
                                     safeload_request *reqs, size_t n,
@@ -6444,6 +6523,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         }
         L.total_bytes += p->src_len;
     }
+    if ((r = sl__check_overlap(&L, shards, n_shards, err)) != SAFELOAD_OK) goto out;
     /* casts that write more than the caches hold stream past them (non-temporal stores): the
        output will not be read back before the load ends, and no read-for-ownership halves
        the write bandwidth. Decided on the whole load, not per tensor: 100,000 small tensors

@@ -250,6 +250,58 @@ static void test_coalescing(const tl_model *m, const char *path) {
 }
 
 /* Caller destinations in random order with guard bytes; slices of dimension 0. */
+/* Destinations that overlap each other, or the bytes being read, are refused up front. */
+static void test_overlap(const tl_model *m, const char *path) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[3];
+    const tl_tensor *a = NULL, *b = NULL;
+    unsigned char *buf, *img;
+    const void *view;
+    uint64_t al;
+    size_t i, n;
+    for (i = 0; i < m->n && (!a || !b); i++) {      /* two plain tensors of 64+ bytes */
+        if (m->t[i].nbytes < 64) continue;
+        if (!a) a = &m->t[i]; else b = &m->t[i];
+    }
+    CHECK(a && b);
+    if (!a || !b) return;
+    buf = (unsigned char *)malloc((size_t)(a->nbytes + b->nbytes));
+    CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+    memset(rq, 0, sizeof rq);
+    rq[0].name = a->name; rq[0].dst = buf; rq[0].dst_size = a->nbytes;
+    rq[1].name = b->name; rq[1].dst = buf + a->nbytes - 1; rq[1].dst_size = b->nbytes;
+    CHECK(safeload_load_file(f, rq, 2, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(e.message, "requests 0 and 1 overlap") && strcmp(e.tensor, b->name) == 0,
+              "%s [%s]", e.message, e.tensor);
+    CHECK(rq[0].data == NULL && rq[1].data == NULL);
+    rq[1].dst = buf + a->nbytes;                    /* adjacent is fine */
+    CHECK(safeload_load_file(f, rq, 2, NULL, NULL, &e) == SAFELOAD_OK);
+    CHECK(memcmp(buf, a->data, (size_t)a->nbytes) == 0 && memcmp(buf + a->nbytes, b->data, (size_t)b->nbytes) == 0);
+    /* the same tensor twice into one buffer */
+    rq[1] = rq[0];
+    CHECK(safeload_load_file(f, rq, 2, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+    /* into the read-only mapping a view handed out */
+    CHECK(safeload_view(f, safeload_find(f, b->name), &view, &al, &e) == SAFELOAD_OK);
+    memset(rq, 0, sizeof rq);
+    rq[0].name = a->name; rq[0].dst = (void *)((uintptr_t)view + 8); rq[0].dst_size = a->nbytes;
+    CHECK(safeload_load_file(f, rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(e.message, "bytes it is loaded from") != NULL, "%s", e.message);
+    safeload_close(f);
+    /* into the memory it is loaded from */
+    img = tu_slurp(path, &n);
+    CHECK(img && safeload_open_memory(&f, img, n, NULL, &e) == SAFELOAD_OK);
+    rq[0].dst = img + safeload_find(f, a->name)->file_offset + 2;
+    CHECK(safeload_load_file(f, rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(e.message, "bytes it is loaded from") != NULL, "%s", e.message);
+    rq[0].dst = buf;                                /* and from it into separate memory */
+    CHECK(safeload_load_file(f, rq, 1, NULL, NULL, &e) == SAFELOAD_OK);
+    CHECK(memcmp(buf, a->data, (size_t)a->nbytes) == 0);
+    safeload_close(f);
+    free(img);
+    free(buf);
+}
+
 static void test_caller_dst_and_slices(const tl_model *m, const char *path) {
     safeload_file *f;
     safeload_error e;
@@ -1325,6 +1377,7 @@ int main(void) {
     test_matrix(&m, path);
     test_coalescing(&m, path);
     test_caller_dst_and_slices(&m, path);
+    test_overlap(&m, path);
     test_cast_on_load(&m, path);
     test_sources(&m, path);
     test_io_faults(&m, path);
