@@ -3199,8 +3199,14 @@ SL__DEF const safeload_kv *safeload_metadata_find(const safeload_file *f, const 
 }
 
 /* Is t one of f's tensors? (callers pass pointers back in) */
+/* t is one of f's tensors: inside the array and on an element (compared as addresses, so a
+   stray pointer is never dereferenced or subtracted across objects) */
 static int sl__owns(const safeload_file *f, const safeload_tensor *t) {
-    return f && t && t >= f->tensors && t < f->tensors + f->count;
+    uintptr_t a, b;
+    if (!f || !t || !f->count) return 0;
+    a = (uintptr_t)f->tensors;
+    b = (uintptr_t)t;
+    return b >= a && b < a + f->count * sizeof *t && (b - a) % sizeof *t == 0;
 }
 
 SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_tensor *t,

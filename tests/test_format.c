@@ -901,6 +901,14 @@ static void test_no_alignment(void) {
     CHK_T(o.f, 0, "a", U8, "[6]", 0, 6); CHK_T(o.f, 1, "b", F64, "[1]", 6, 14);
     CHECK(safeload_read(o.f, safeload_find(o.f, "b"), out, 8, NULL) == SAFELOAD_OK);
     CHECK(memcmp(out, o.img + 8 + strlen(h) + 6, 8) == 0);
+    {   /* a pointer into the tensor array that is not one of its elements is refused */
+        const void *v = NULL;
+        uint64_t al = 0;
+        const safeload_tensor *bad = (const safeload_tensor *)(const void *)
+                                     ((const char *)safeload_tensor_at(o.f, 0) + 1);
+        CHECK(safeload_read(o.f, bad, out, 8, NULL) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(safeload_view(o.f, bad, &v, &al, NULL) == SAFELOAD_INVALID_ARGUMENT && v == NULL);
+    }
     ofile_close(&o);
     EXPA(h, 14, OK, NOOFF);
 }
