@@ -21,6 +21,26 @@ static uint64_t tw_shapes[TW_N][2];
 static unsigned char *tw_data[TW_N];
 static safeload_save_tensor tw_t[TW_N];
 
+static safeload_model *tw_nest_model;
+static safeload_pool *tw_nest_pool;
+static int tw_nest_refused;
+static int tw_nested(void *user, uint64_t done, uint64_t total) {
+    safeload_load_desc d;
+    safeload_loaded *l = NULL;
+    safeload_error e;
+    (void)user; (void)done; (void)total;
+    if (tw_nest_refused) return 0;
+    memset(&d, 0, sizeof d);
+    d.pool = tw_nest_pool;
+    if (safeload_load_all(tw_nest_model, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_INVALID_ARGUMENT
+        && l == NULL)
+        tw_nest_refused = 1;
+    else
+        tw_nest_refused = -1;
+    safeload_loaded_free(l);
+    return 0;
+}
+
 static void tw_make(void) {
     size_t i;
     for (i = 0; i < TW_N; i++) {
@@ -112,6 +132,20 @@ int main(void) {
         d.chunk_size = 1 << 16;
         tw_calls = 0;
         CHECK(safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_CANCELLED);
+    }
+    {   /* a load from the progress callback on the pool that runs it: refused, not a hang */
+        safeload_load_desc d;
+        memset(&d, 0, sizeof d);
+        d.pool = pool;
+        d.progress = tw_nested;
+        d.progress_interval = 1;
+        d.chunk_size = 1 << 16;
+        tw_nest_model = m;
+        tw_nest_pool = pool;
+        tw_nest_refused = 0;
+        CHECK(safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+        CHECK(tw_nest_refused == 1);
+        safeload_loaded_free(l);
     }
     safeload_model_close(m);
     safeload_pool_destroy(pool);
