@@ -1157,7 +1157,7 @@ static void test_pool(const tl_model *m, const char *path) {
         d.progress = tl_nested;
         d.progress_user = &n;
         d.progress_interval = 1;
-        d.chunk_size = 1 << 16;
+        d.chunk_size = 4096;            /* many tasks: the caller takes some and reports */
         alarm(60);           /* the failure this guards against is a hang */
         for (i = 0; i < 20 && n.calls == 0; i++) {  /* until a call comes mid-load */
             CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
