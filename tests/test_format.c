@@ -903,7 +903,7 @@ static void test_no_alignment(void) {
     CHECK(memcmp(out, o.img + 8 + strlen(h) + 6, 8) == 0);
     {   /* a pointer into the tensor array that is not one of its elements is refused */
         const void *v = NULL;
-        uint64_t al = 0;
+        size_t al = 0;
         const safeload_tensor *bad = (const safeload_tensor *)(const void *)
                                      ((const char *)safeload_tensor_at(o.f, 0) + 1);
         CHECK(safeload_read(o.f, bad, out, 8, NULL) == SAFELOAD_INVALID_ARGUMENT);

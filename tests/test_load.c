@@ -258,7 +258,7 @@ static void test_overlap(const tl_model *m, const char *path) {
     const tl_tensor *a = NULL, *b = NULL;
     unsigned char *buf, *img;
     const void *view;
-    uint64_t al;
+    size_t al;
     size_t i, n;
     for (i = 0; i < m->n && (!a || !b); i++) {      /* two plain tensors of 64+ bytes */
         if (m->t[i].nbytes < 64) continue;
