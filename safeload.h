@@ -6282,6 +6282,7 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
     const safeload_request *reqs = L->user;
     sl__span *sp = NULL, *tmp = NULL;
     size_t i, k = 0, n = L->n_reqs, hn, hi;
+    int sorted = 1;
     safeload_result r = SAFELOAD_OK;
     for (i = 0; i < n; i++) k += !L->reqs[i].alloc && L->reqs[i].dst_len;
     if (k == 0) return SAFELOAD_OK;
@@ -6295,9 +6296,10 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
         sp[k].hi = (uintptr_t)p->dst + (uintptr_t)p->dst_len;
         sp[k].req = i;
         sp[k].dev = p->device;
+        if (k && sl__span_less(&sp[k], &sp[k - 1])) sorted = 0;
         k++;
     }
-    sl__sort_spans(sp, tmp, k);
+    if (!sorted) sl__sort_spans(sp, tmp, k);   /* one arena laid out in order needs no sort */
     for (i = 1; i < k; i++)
         if (sp[i].dev == sp[i - 1].dev && sp[i].lo < sp[i - 1].hi) {
             const safeload_request *q = &reqs[SL__MAX(sp[i].req, sp[i - 1].req)];
