@@ -519,7 +519,9 @@ typedef struct safeload_arena safeload_arena;
    arena != NULL; free it with safeload_arena_free when done with the data. Caller
    destinations must not overlap one another or the bytes being read (a memory source, a
    view's mapping): INVALID_ARGUMENT. Loads may run from several threads at once, but not from
-   a progress callback or hook on the pool that runs them (INVALID_ARGUMENT). */
+   a progress callback or hook on the pool that runs them (INVALID_ARGUMENT), nor from
+   anything such a callback starts (a load on a second pool whose hook uses the first pool
+   waits for itself: that cycle is not detected). */
 SAFELOAD_API safeload_result safeload_load(safeload_model *model, safeload_request *requests,
                                            size_t count, const safeload_load_desc *desc,
                                            safeload_arena **arena, safeload_error *err);
@@ -623,8 +625,10 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 
 #if defined(_WIN32)
 #  define SL__WINDOWS 1
+#  define SL__WINDOWS_PATHS 1  /* a backslash separates path parts too */
 #else
 #  define SL__POSIX 1
+#  define SL__WINDOWS_PATHS 0
 #endif
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(_M_AMD64)
@@ -831,6 +835,7 @@ extern int lstat(const char *, struct stat *);
 extern ssize_t readlink(const char *, char *, size_t);
 extern int fchmod(int, mode_t);
 extern int fchown(int, uid_t, gid_t);
+extern uid_t geteuid(void);
 #    ifndef MAP_ANONYMOUS
 #      define MAP_ANONYMOUS 0x20
 #    endif
@@ -2557,23 +2562,40 @@ typedef struct sl__index {
     int has_map;
 } sl__index;
 
-/* "./a.safetensors" and "a/./b" name the files "a.safetensors" and "a/b": drop the "." parts
+/* A shard name stays inside the index's directory and names a file: relative, no empty part,
+   no "..", not ending in ".". Backslashes count as separators here on every platform (an
+   index written on Windows): refusing more is safe. */
+static int sl__safe_shard_name(const char *s, size_t n) {
+    size_t i, start = 0;
+    if (n == 0 || s[0] == '/' || s[0] == '\\' || (n > 1 && s[1] == ':')) return 0;
+    for (i = 0; i <= n; i++) {
+        if (i == n || s[i] == '/' || s[i] == '\\') {
+            if (i - start == 2 && s[start] == '.' && s[start + 1] == '.') return 0;
+            if (i == start) return 0;     /* empty component */
+            if (i == n && i - start == 1 && s[start] == '.') return 0;   /* a directory */
+            start = i + 1;
+        }
+    }
+    return 1;
+}
+
+/* "./a.safetensors" and "a/./b" name the files "a.safetensors" and "a/b": drop the "./" parts
    so one shard is not opened twice under two spellings (and then seen to repeat its tensors).
-   Separators are kept as written. Returns the new length. */
+   Only '/' separates on POSIX, where a backslash is part of a name; a final "." and names the
+   safe-name check will refuse (an empty part, "..") are left as written, for its message. */
 static size_t sl__drop_dot_parts(char *s, size_t n) {
     size_t i, start = 0, w = 0;
-    for (i = 0; i <= n; i++) {
-        if (i < n && s[i] != '/' && s[i] != '\\') continue;
+    if (!sl__safe_shard_name(s, n)) return n;
+    for (i = 0; i < n; i++) {
+        if (s[i] != '/' && !(SL__WINDOWS_PATHS && s[i] == '\\')) continue;
         if (!(i - start == 1 && s[start] == '.')) {
-            memmove(s + w, s + start, i - start);
-            w += i - start;
-            if (i < n) s[w++] = s[i];
+            memmove(s + w, s + start, i + 1 - start);   /* the part and its separator */
+            w += i + 1 - start;
         }
         start = i + 1;
     }
-    if (w && (s[w - 1] == '/' || s[w - 1] == '\\') && !(n && (s[n - 1] == '/' || s[n - 1] == '\\')))
-        w--;                    /* "a/." is "a" */
-    return w;
+    memmove(s + w, s + start, n - start);               /* the last part, "." included */
+    return w + (n - start);
 }
 
 static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
@@ -5325,18 +5347,6 @@ static char *sl__join(const safeload_allocator *a, const char *dir, size_t dlen,
     return p;
 }
 
-static int sl__safe_shard_name(const char *s, size_t n) {
-    size_t i, start = 0;
-    if (n == 0 || s[0] == '/' || s[0] == '\\' || (n > 1 && s[1] == ':')) return 0;
-    for (i = 0; i <= n; i++) {
-        if (i == n || s[i] == '/' || s[i] == '\\') {
-            if (i - start == 2 && s[start] == '.' && s[start + 1] == '.') return 0;
-            if (i == start) return 0;     /* empty component */
-            start = i + 1;
-        }
-    }
-    return 1;
-}
 
 static int sl__kv_value_less(const safeload_kv *x, const safeload_kv *y) {
     return sl__name_cmp(x->value, x->value_len, y->value, y->value_len) < 0;
@@ -5415,8 +5425,8 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     for (i = 0; i < ix->map_count; i++)
         if (!sl__safe_shard_name(ix->map[i].value, ix->map[i].value_len)) {
             r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->map_pos[i], ix->map[i].key,
-                         ix->map[i].key_len, "shard name \"%.*s\" is not a relative path inside "
-                         "the index's directory (absolute, empty part or ..)",
+                         ix->map[i].key_len, "shard name \"%.*s\" is not a file inside the "
+                         "index's directory (absolute, an empty part, .. or a final .)",
                          (int)SL__MIN(ix->map[i].value_len, 100), ix->map[i].value);
             goto done;
         }
@@ -6335,8 +6345,9 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
             size_t which = first < hn && sp[first].lo < b ? sp[first].req : sp[first - 1].req;
             const safeload_request *q = &reqs[which];
             r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f->path, SAFELOAD_NO_OFFSET, q->name,
-                         strlen(q->name), "the destination of request %llu overlaps the bytes "
-                         "it is loaded from", (sl__ull)which);
+                         strlen(q->name), "the destination of request %llu overlaps memory "
+                         "this load reads from (this file's memory source or its view mapping)",
+                         (sl__ull)which);
             goto done;
         }
     }
@@ -7386,11 +7397,6 @@ typedef HANDLE sl__wfile;
 #else
 typedef int sl__wfile;
 #endif
-#if defined(SL__WINDOWS)
-#  define SL__WINDOWS_PATHS 1
-#else
-#  define SL__WINDOWS_PATHS 0
-#endif
 #if defined(ENOMEM)
 #  define SL__ENOMEM ENOMEM
 #else
@@ -7445,6 +7451,24 @@ static int sl__save_target(const char *path, const safeload_allocator *a, char *
             break;
         }
         if (hops == 40) { sl__free(a, cur); return ELOOP; }
+        /* The kernel's protected_symlinks rule, which a write through the link would meet: in
+           a sticky world-writable directory (/tmp), follow only a link the caller or the
+           directory's owner made, so another user's link cannot aim a save at our files. */
+        {
+            struct stat ds;
+            char c;
+            for (dir = 0, k = 0; cur[k]; k++)
+                if (cur[k] == '/') dir = k + 1;
+            c = cur[dir];
+            cur[dir] = 0;
+            k = (size_t)stat(dir ? cur : ".", &ds);
+            cur[dir] = c;
+            if (k == 0 && (ds.st_mode & 01000) && (ds.st_mode & 0002) &&
+                st.st_uid != geteuid() && st.st_uid != ds.st_uid) {
+                sl__free(a, cur);
+                return EACCES;
+            }
+        }
         /* st_size is the link's length on most file systems, 0 on some: grow until it fits */
         for (cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 256;; cap *= 2) {
             if (!(link = (char *)sl__malloc(a, cap))) { sl__free(a, cur); return SL__ENOMEM; }
@@ -7483,6 +7507,7 @@ static int sl__write_all(sl__wfile f, const void *data, uint64_t n) {
 #else
         ssize_t put = write(f, p, chunk);
         if (put < 0 && errno == EINTR) continue;
+        if (put == 0) errno = EIO;          /* no progress and no reason: call it an I/O error */
         if (put <= 0) return 0;
 #endif
         p += put;
@@ -7604,10 +7629,14 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         }
     }
     if (ok && wb.n) ok = sl__write_all(f, wb.p, wb.n);
+#if defined(SL__WINDOWS)
+    why = ok ? 0 : (int)GetLastError();     /* before a user's free() can change it */
+#else
+    why = ok ? 0 : errno;
+#endif
     sl__free(&pl.alloc, wb.p);
     oom = wb.oom;
 #if defined(SL__WINDOWS)
-    why = ok ? 0 : (int)GetLastError();
     if (ok && !(ok = FlushFileBuffers(f) != 0)) why = (int)GetLastError();
     if (CloseHandle(f) == 0 && ok) { ok = 0; why = (int)GetLastError(); }
     f = INVALID_HANDLE_VALUE;
@@ -7619,7 +7648,6 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     }
     if (!ok) DeleteFileW(wtmp);
 #else
-    why = ok ? 0 : errno;
     if (ok) {
         int rc;
         while ((rc = fsync(f)) != 0 && errno == EINTR) {}

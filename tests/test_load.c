@@ -286,14 +286,14 @@ static void test_overlap(const tl_model *m, const char *path) {
     memset(rq, 0, sizeof rq);
     rq[0].name = a->name; rq[0].dst = (void *)((uintptr_t)view + 8); rq[0].dst_size = a->nbytes;
     CHECK(safeload_load_file(f, rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
-    CHECK_MSG(strstr(e.message, "bytes it is loaded from") != NULL, "%s", e.message);
+    CHECK_MSG(strstr(e.message, "memory this load reads from") != NULL, "%s", e.message);
     safeload_close(f);
     /* into the memory it is loaded from */
     img = tu_slurp(path, &n);
     CHECK(img && safeload_open_memory(&f, img, n, NULL, &e) == SAFELOAD_OK);
     rq[0].dst = img + safeload_find(f, a->name)->file_offset + 2;
     CHECK(safeload_load_file(f, rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
-    CHECK_MSG(strstr(e.message, "bytes it is loaded from") != NULL, "%s", e.message);
+    CHECK_MSG(strstr(e.message, "memory this load reads from") != NULL, "%s", e.message);
     rq[0].dst = buf;                                /* and from it into separate memory */
     CHECK(safeload_load_file(f, rq, 1, NULL, NULL, &e) == SAFELOAD_OK);
     CHECK(memcmp(buf, a->data, (size_t)a->nbytes) == 0);
@@ -783,6 +783,15 @@ static void test_shards(const tl_model *m) {
             CHECK(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
             tl_write_text(i3, "{\"weight_map\": {\"a\": \"./../s.safetensors\"}}");
             CHECK(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+            tl_write_text(i3, "{\"weight_map\": {\"a\": \"s.safetensors/.\"}}");
+            CHECK(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+            /* the message quotes the name as written */
+            tl_write_text(i3, "{\"weight_map\": {\"a\": \".//s.safetensors\"}}");
+            CHECK(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+            CHECK_MSG(strstr(e.message, "\".//s.safetensors\"") != NULL, "%s", e.message);
+            /* on POSIX a backslash is part of a name: ".\\s.safetensors" is not s.safetensors */
+            tl_write_text(i3, "{\"weight_map\": {\"a\": \"s.safetensors\", \"b\": \".\\\\s.safetensors\"}}");
+            CHECK(safeload_model_open(&mod, i3, NULL, &e) == SAFELOAD_INDEX_SHARD_MISSING && !mod);
             unlink(i3);
             unlink(f3);
             rmdir(d3);

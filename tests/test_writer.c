@@ -841,6 +841,27 @@ static void test_save_target(void) {
     rmdir(sub);
     unlink(link);
     unlink(link2);
+    /* another user's link in a sticky world-writable directory (/tmp) is not followed: the
+       kernel's protected_symlinks rule, which writing through the link would meet */
+    if (geteuid() == 0) {
+        char sticky[1024], victim[1024], trap[1024];
+        snprintf(sticky, sizeof sticky, "%s/sticky", g_dir);
+        snprintf(victim, sizeof victim, "%s/victim", g_dir);
+        snprintf(trap, sizeof trap, "%s/sticky/m.safetensors", g_dir);
+        CHECK(mkdir(sticky, 0777) == 0 && chmod(sticky, 01777) == 0);
+        put_file(victim, "precious");
+        CHECK(symlink(victim, trap) == 0 && lchown(trap, 65534, 65534) == 0);
+        memset(&err, 0, sizeof err);
+        r = safeload_save(trap, &ta, 1, NULL, &err);
+        CHECK_MSG(r == SAFELOAD_IO_ERROR && strstr(err.message, "permission denied"),
+                  "foreign link in a sticky dir: %s: %s", safeload_result_id(r), err.message);
+        CHECK(file_equals(victim, "precious", 8));
+        CHECK(lchown(trap, 0, 0) == 0);          /* the caller's own link is followed */
+        CHECK(safeload_save(trap, &ta, 1, NULL, &err) == SAFELOAD_OK && file_equals(victim, ia, na));
+        unlink(trap);
+        unlink(victim);
+        rmdir(sticky);
+    }
     /* a loop of links: an error, and nothing written */
     CHECK(symlink("link2.safetensors", link) == 0);
     CHECK(symlink("link.safetensors", link2) == 0);
