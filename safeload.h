@@ -6369,7 +6369,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     uint32_t *order = NULL, *tmp = NULL;
     uint64_t host_total = 0, dev_total = 0, max_task = 0, cast_out = 0;
     size_t i;
-    int need_host = 0, need_dev = 0, any_dev = 0, workers, hooks_begun = 0;
+    int need_host = 0, need_dev = 0, any_dev = 0, workers, hooks_begun = 0, unconfirmed = 0;
     safeload_pool *pool = NULL, *tmp_pool = NULL;
     const char *path0 = where;
 
@@ -6711,11 +6711,19 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     }
 out:
     /* after a failure, nothing may still be in flight: a sync that succeeds frees every staging
-       buffer; if it fails, buffers whose copies were never confirmed are leaked, not freed */
-    if (hooks_begun && r != SAFELOAD_OK && L.hooks.sync(L.hooks.user) == 0 && L.workers)
-        for (i = 0; i < (size_t)L.n_workers; i++)
-            if (L.workers[i].pinned_busy)
-                memset(L.workers[i].pinned_busy, 0, (size_t)L.pinned_count * sizeof(int));
+       buffer; if it fails, buffers whose copies were never confirmed are leaked, not freed, and
+       so is the device arena those copies write into */
+    if (hooks_begun && r != SAFELOAD_OK && L.workers) {
+        int synced = L.hooks.sync(L.hooks.user) == 0;
+        for (i = 0; i < (size_t)L.n_workers; i++) {
+            int b;
+            if (!L.workers[i].pinned_busy) continue;
+            for (b = 0; b < L.pinned_count; b++) {
+                if (synced) L.workers[i].pinned_busy[b] = 0;
+                else if (L.workers[i].pinned_busy[b]) unconfirmed = 1;
+            }
+        }
+    }
     if (L.workers) {
         for (i = 0; i < (size_t)L.n_workers; i++) sl__worker_free(&L, &L.workers[i]);
         if (d.stats) d.stats->pinned_bytes = (uint64_t)L.n_workers * (uint64_t)L.pinned_count *
@@ -6736,6 +6744,7 @@ out:
         else safeload_arena_free(arena);
     } else {
         for (i = 0; i < n; i++) { reqs[i].data = NULL; reqs[i].nbytes = 0; }
+        if (unconfirmed && arena) arena->device = NULL;    /* leaked: a copy may still write it */
         safeload_arena_free(arena);
     }
     sl__free(L.alloc, L.workers);
@@ -7074,6 +7083,7 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
                 uint64_t len = opos - start;
                 if (!sl__upload(L, wid, b, t, dev + n - len, pin + start, len, t->off + spos))
                     return 0;
+                w->pinned_busy[b] = 1;  /* from the first copy on: a later failure leaves it busy */
                 w->bytes_written += len;
             }
             start = opos;

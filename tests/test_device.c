@@ -374,6 +374,84 @@ static void test_upload_failure_names(fake_dev *dev) {
     free(img);
 }
 
+/* ---- a wedged device: a hook fails, then the final sync fails too --------------------------
+   Copies that were started and never confirmed may still be running: their pinned buffers and
+   the device arena they write into must be leaked, not freed under them. These hooks record
+   the copies in flight (confirmed by wait) and flag any free that would cut one off. */
+typedef struct td_wedge { int uploads, fail_upload, fail_wait, pending; const void *src; void *dst;
+                          int bad_pinned_free, bad_device_free; } td_wedge;
+static td_wedge g_wd;
+static int tw_pa(void *u, size_t n, void **o) { (void)u; *o = malloc(n); return *o ? 0 : 1; }
+static void tw_pf(void *u, void *p) {
+    (void)u;
+    if (g_wd.pending && (const char *)g_wd.src >= (const char *)p &&
+        (const char *)g_wd.src < (const char *)p + 4 * 1024 * 1024)
+        g_wd.bad_pinned_free++;
+    free(p);
+}
+static int tw_da(void *u, size_t n, void **o) { (void)u; *o = malloc(n); return *o ? 0 : 1; }
+static void tw_df(void *u, void *p) {
+    (void)u;
+    if (g_wd.pending && (char *)g_wd.dst >= (char *)p && (char *)g_wd.dst < (char *)p + 4096)
+        g_wd.bad_device_free++;
+    free(p);
+}
+static int tw_up(void *u, int w, int b, void *dst, const void *src, size_t n) {
+    (void)u; (void)w; (void)b; (void)n;
+    if (++g_wd.uploads == g_wd.fail_upload) return 1;
+    g_wd.pending = 1; g_wd.src = src; g_wd.dst = dst;
+    return 0;
+}
+static int tw_wt(void *u, int w, int b) {
+    (void)u; (void)w; (void)b;
+    if (g_wd.fail_wait) return 1;
+    g_wd.pending = 0;
+    return 0;
+}
+static int tw_sy(void *u) { (void)u; return 1; }
+
+static void test_wedged_device(void) {
+    static const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4] = {9, 10, 11, 12};
+    static const uint64_t shape[1] = {4};
+    safeload_save_tensor st[3];
+    void *img = NULL;
+    size_t size = 0;
+    int round, i;
+    st[0].name = "a"; st[0].dtype = SAFELOAD_F32; st[0].rank = 1; st[0].shape = shape; st[0].data = a; st[0].nbytes = 16;
+    st[1] = st[0]; st[1].name = "b"; st[1].data = b;
+    st[2] = st[0]; st[2].name = "c"; st[2].data = c;
+    CHECK(safeload_serialize(&img, &size, st, 3, NULL, NULL) == SAFELOAD_OK);
+    for (round = 0; round < 2; round++) {
+        safeload_file *f = NULL;
+        safeload_error e;
+        safeload_arena *arena = NULL;
+        safeload_request q[3];
+        safeload_load_desc d;
+        safeload_result r;
+        memset(&g_wd, 0, sizeof g_wd);
+        if (round == 0) g_wd.fail_upload = 2;   /* the second upload of a run of small tensors */
+        else g_wd.fail_wait = 1;                 /* every wait fails */
+        CHECK(safeload_open_memory(&f, img, size, NULL, &e) == SAFELOAD_OK);
+        memset(q, 0, sizeof q);
+        memset(&d, 0, sizeof d);
+        for (i = 0; i < 3; i++) { q[i].name = st[i].name; q[i].device = 1; }
+        d.threads = 1;
+        d.hooks.pinned_alloc = tw_pa; d.hooks.pinned_free = tw_pf;
+        d.hooks.device_alloc = tw_da; d.hooks.device_free = tw_df;
+        d.hooks.upload = tw_up; d.hooks.wait = tw_wt; d.hooks.sync = tw_sy;
+        r = safeload_load_file(f, q, 3, &d, &arena, &e);
+        CHECK_MSG(r == SAFELOAD_HOOK_FAILED && arena == NULL, "round %d: %s", round, safeload_result_id(r));
+        /* round 0: the copy before the failed one is waited for (confirmed) before anything is
+           freed; round 1: it never is, so its buffers are leaked */
+        if (round == 1) CHECK_MSG(g_wd.pending == 1, "round %d: no copy was left unconfirmed", round);
+        CHECK_MSG(g_wd.bad_pinned_free == 0 && g_wd.bad_device_free == 0,
+                  "round %d: freed under a running copy (pinned %d, device %d)", round,
+                  g_wd.bad_pinned_free, g_wd.bad_device_free);
+        safeload_close(f);
+    }
+    safeload_free(img, NULL);
+}
+
 int main(void) {
     fake_dev dev;
     size_t i;
@@ -386,6 +464,7 @@ int main(void) {
     test_device_cancel(&dev);
     test_mixed_run(&dev);
     test_upload_failure_names(&dev);
+    test_wedged_device();
     fd_destroy(&dev);
     /* throttled: copies land well after upload() returns */
     fd_init(&dev, 400e6);
