@@ -7413,6 +7413,14 @@ typedef int sl__wfile;
 #  define SL__ENOMEM 12
 #endif
 
+/* Length of path's directory part, its last separator included (0: none). */
+static size_t sl__dir_len(const char *path) {
+    size_t k, dir = 0;
+    for (k = 0; path[k]; k++)
+        if (path[k] == '/' || (SL__WINDOWS_PATHS && path[k] == '\\')) dir = k + 1;
+    return dir;
+}
+
 /* What a replacement keeps of the file it replaces. */
 typedef struct sl__keep {
     int mode;                   /* permission bits; -1: a new file, the process's default */
@@ -7439,7 +7447,7 @@ static int sl__save_target(const char *path, const safeload_allocator *a, char *
 #if !defined(SL__WINDOWS)
     for (hops = 0;; hops++) {
         struct stat st;
-        size_t cap, dir, k;
+        size_t cap, dir;
         ssize_t got;
         char *link, *next;
         if (lstat(cur, &st) != 0) break;              /* nothing there yet: a new file */
@@ -7464,16 +7472,15 @@ static int sl__save_target(const char *path, const safeload_allocator *a, char *
         /* The kernel's protected_symlinks rule, which a write through the link would meet: in
            a sticky world-writable directory (/tmp), follow only a link the caller or the
            directory's owner made, so another user's link cannot aim a save at our files. */
+        dir = sl__dir_len(cur);
         {
             struct stat ds;
-            char c;
-            for (dir = 0, k = 0; cur[k]; k++)
-                if (cur[k] == '/') dir = k + 1;
-            c = cur[dir];
+            char c = cur[dir];
+            int sr;
             cur[dir] = 0;
-            k = (size_t)stat(dir ? cur : ".", &ds);
+            sr = stat(dir ? cur : ".", &ds);
             cur[dir] = c;
-            if (k == 0 && (ds.st_mode & 01000) && (ds.st_mode & 0002) &&
+            if (sr == 0 && (ds.st_mode & 01000) && (ds.st_mode & 0002) &&
                 st.st_uid != geteuid() && st.st_uid != ds.st_uid) {
                 sl__free(a, cur);
                 return EACCES;
@@ -7488,8 +7495,7 @@ static int sl__save_target(const char *path, const safeload_allocator *a, char *
             sl__free(a, link);
         }
         /* a relative link is relative to the directory that holds it */
-        for (dir = 0, k = 0; link[0] != '/' && cur[k]; k++)
-            if (cur[k] == '/') dir = k + 1;
+        if (link[0] == '/') dir = 0;
         if (!(next = (char *)sl__malloc(a, dir + (size_t)got + 1))) {
             sl__free(a, link);
             sl__free(a, cur);
@@ -7570,8 +7576,7 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
                         sl__os_why(why, "error"), why);
     }
     tlen = strlen(target);
-    for (dir = 0, k = 0; k < tlen; k++)
-        if (target[k] == '/' || (SL__WINDOWS_PATHS && target[k] == '\\')) dir = k + 1;
+    dir = sl__dir_len(target);
     tmp = (char *)sl__malloc(&pl.alloc, tlen + 32);
     if (!tmp) { r = SL__OOM(err, path); goto out; }
     /* A fresh name beside the target, so the final rename stays on one file system: the
