@@ -6297,8 +6297,7 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
     for (i = 0; i < n; i++) k += !L->reqs[i].alloc && L->reqs[i].dst_len;
     if (k == 0) return SAFELOAD_OK;
     sp = (sl__span *)sl__malloc_n(L->alloc, k, sizeof *sp);
-    tmp = (sl__span *)sl__malloc_n(L->alloc, k, sizeof *tmp);
-    if (!sp || !tmp) { r = SL__OOM(err, L->where); goto done; }
+    if (!sp) { r = SL__OOM(err, L->where); goto done; }
     for (i = 0, k = 0; i < n; i++) {
         const sl__rp *p = &L->reqs[i];
         if (p->alloc || !p->dst_len) continue;
@@ -6309,7 +6308,11 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
         if (k && sl__span_less(&sp[k], &sp[k - 1])) sorted = 0;
         k++;
     }
-    if (!sorted) sl__sort_spans(sp, tmp, k);   /* one arena laid out in order needs no sort */
+    if (!sorted) {                  /* one arena laid out in order needs no sort, nor its buffer */
+        tmp = (sl__span *)sl__malloc_n(L->alloc, k, sizeof *tmp);
+        if (!tmp) { r = SL__OOM(err, L->where); goto done; }
+        sl__sort_spans(sp, tmp, k);
+    }
     for (i = 1; i < k; i++)
         if (sp[i].dev == sp[i - 1].dev && sp[i].lo < sp[i - 1].hi) {
             const safeload_request *q = &reqs[SL__MAX(sp[i].req, sp[i - 1].req)];
