@@ -91,8 +91,9 @@ test-cxx: | $(BUILD)
 	./$(BUILD)/last_gcc
 	$(CLANG) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST tests/compile_check.c -o $(BUILD)/last_clang $(LDLIBS)
 	./$(BUILD)/last_clang
-	$(CC) $(STD) $(WARN) $(STRICT) -O3 -I. -c tests/compile_check.c -o $(BUILD)/strict.o
-	$(CLANG) $(STD) $(WARN) $(STRICT) -Wcast-align -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_clang.o
+	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O3 -I. -c tests/compile_check.c -o $(BUILD)/strict.o
+	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_O2.o
+	$(CLANG) $(STD) $(WARN) $(STRICT) -Wredundant-decls -Wcast-align -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_clang.o
 
 # ---- slower and tool-specific tests (CI runs them all) ----------------------------------------
 # Every f32 input through f32->f16 and f32->bf16 on scalar and the SIMD paths (minutes).

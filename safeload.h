@@ -827,6 +827,10 @@ typedef int sl__os_file;
    these POSIX/GNU declarations are hidden. On 64-bit Linux their ABI is fixed (no 64-bit
    offset renaming), so declare them; identical redeclarations are harmless in C. (C++
    compilers define _GNU_SOURCE, so there everything is already visible.) */
+#    if defined(__GNUC__)
+#      pragma GCC diagnostic push
+#      pragma GCC diagnostic ignored "-Wredundant-decls"
+#    endif
 extern ssize_t pread(int, void *, size_t, off_t);
 extern ssize_t preadv(int, const struct iovec *, int, off_t);
 extern int madvise(void *, size_t, int);
@@ -836,6 +840,9 @@ extern ssize_t readlink(const char *, char *, size_t);
 extern int fchmod(int, mode_t);
 extern int fchown(int, uid_t, gid_t);
 extern uid_t geteuid(void);
+#    if defined(__GNUC__)
+#      pragma GCC diagnostic pop
+#    endif
 #    ifndef MAP_ANONYMOUS
 #      define MAP_ANONYMOUS 0x20
 #    endif
@@ -6846,6 +6853,9 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
 #  else
 #    define SL__WEAK_REF __attribute__((weak))
 #  endif
+/* redeclared (the public part declared them) to make the references weak */
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wredundant-decls"
 SL__WEAK_REF int safeload_cuda_pinned_alloc(void *user, size_t size, void **out);
 SL__WEAK_REF void safeload_cuda_pinned_free(void *user, void *ptr);
 SL__WEAK_REF int safeload_cuda_device_alloc(void *user, size_t size, void **out);
@@ -6866,6 +6876,7 @@ SL__WEAK_REF int safeload_ascend_upload(void *user, int worker, int buffer, void
 SL__WEAK_REF int safeload_ascend_wait(void *user, int worker, int buffer);
 SL__WEAK_REF int safeload_ascend_sync(void *user);
 SL__WEAK_REF void safeload_ascend_end(void *user);
+#  pragma GCC diagnostic pop
 #endif
 
 /* Each hook: from the options if set there, else the linked named function. */
@@ -7571,6 +7582,7 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
                         "the file size overflows 64 bits");
     }
     why = sl__save_target(path, &pl.alloc, &target, &keep);
+    if (!why && !target) why = SL__ENOMEM;        /* not reached; says target is set below */
     if (why == SL__ENOMEM) { sl__plan_free(&pl); return SL__OOM(err, path); }
     if (why) {
         sl__plan_free(&pl);
