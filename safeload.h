@@ -2566,7 +2566,7 @@ typedef struct sl__index {
     safeload_kv *meta;
     size_t meta_count, meta_cap;
     uint32_t *meta_pos;
-    int has_map;
+    int has_map, has_meta;
 } sl__index;
 
 /* A shard name stays inside the index's directory and names a file: relative, no empty part,
@@ -2711,6 +2711,7 @@ static safeload_result sl__index_parse(unsigned char *text, size_t len, const ch
         char *key;
         size_t kl;
         int nul = 0;
+        unsigned char *kp = p;
         if (*p != '"') { r = sl__jfail(&j, p, "key must be a string"); goto fail; }
         j.p = p + 1;
         if ((r = sl__jstring(&j, &key, &kl, &nul)) != SAFELOAD_OK) goto fail;
@@ -2721,11 +2722,14 @@ static safeload_result sl__index_parse(unsigned char *text, size_t len, const ch
         SL__WS(p);
         j.p = p;
         if (kl == 10 && memcmp(key, "weight_map", 10) == 0) {
-            if (ix->has_map) { r = sl__jfail(&j, p, "duplicate field `weight_map`"); goto fail; }
+            if (ix->has_map) { r = sl__jfail(&j, kp, "duplicate field `weight_map`"); goto fail; }
             ix->has_map = 1;
             r = sl__index_pairs(&j, ix, 1);
-        } else if (kl == 8 && memcmp(key, "metadata", 8) == 0 && *p == '{') {
-            r = sl__index_pairs(&j, ix, 0);
+        } else if (kl == 8 && memcmp(key, "metadata", 8) == 0) {
+            /* twice would be merged here, or last-wins in Python: refuse, as for weight_map */
+            if (ix->has_meta) { r = sl__jfail(&j, kp, "duplicate field `metadata`"); goto fail; }
+            ix->has_meta = 1;
+            r = *p == '{' ? sl__index_pairs(&j, ix, 0) : sl__jskip(&j, 1);
         } else {
             r = sl__jskip(&j, 1);
         }

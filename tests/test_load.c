@@ -734,6 +734,16 @@ static void test_shards(const tl_model *m) {
         CHECK(e.offset != SAFELOAD_NO_OFFSET);
         tl_write_text(idx, "{\"metadata\": {}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        tl_write_text(idx, "{\"metadata\": {\"a\": \"1\"}, \"weight_map\": {}, \"metadata\": {\"b\": \"2\"}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+        CHECK_MSG(e.offset == 43 && strstr(e.message, "duplicate field `metadata`"), "%llu %s",
+                  (unsigned long long)e.offset, e.message);
+        tl_write_text(idx, "{\"metadata\": null, \"weight_map\": {}, \"metadata\": {}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+        tl_write_text(idx, "{\"weight_map\": {}, \"weight_map\": {}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && !mod);
+        CHECK_MSG(e.offset == 19 && strstr(e.message, "duplicate field `weight_map`"), "%llu %s",
+                  (unsigned long long)e.offset, e.message);
         tl_write_text(idx, "{\"weight_map\": {\"a\": 1}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
         tl_write_text(idx, "{\"metadata\": {\"k\": 1, \"k\": 2}, \"weight_map\": {}}");
