@@ -7693,6 +7693,21 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     f = -1;
     if (ok && rename(tmp, target) != 0) { ok = 0; why = errno; }
     if (!ok) unlink(tmp);
+    if (ok) {
+        /* The rename lives in the directory: sync it too, so that after a crash the name
+           holds the new bytes rather than the old file (MOVEFILE_WRITE_THROUGH on Windows).
+           Best effort: the target is already replaced, so a failure here is no error. */
+        char c = target[dir];
+        int dfd;
+        target[dir] = 0;
+        do dfd = open(dir ? target : ".", O_RDONLY | O_CLOEXEC);
+        while (dfd < 0 && errno == EINTR);
+        target[dir] = c;
+        if (dfd >= 0) {
+            while (fsync(dfd) != 0 && errno == EINTR) {}
+            close(dfd);
+        }
+    }
 #endif
     if (!ok && oom)
         r = sl__fail(err, SAFELOAD_OUT_OF_MEMORY, path, SAFELOAD_NO_OFFSET, NULL, 0,

@@ -14,9 +14,13 @@
 static char g_dir[256];              /* a private scratch directory */
 
 /* fsync, replaced in this program so a test can make it fail like a full or failing disk */
-static int g_fsync_fails;
+static int g_fsync_fails;           /* 1: every fsync fails; 2: only a directory's */
+static struct stat g_dir_synced;    /* the last directory fsync'd */
 int fsync(int fd) {
-    if (g_fsync_fails) { errno = EIO; return -1; }
+    struct stat sb;
+    int is_dir = fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode);
+    if (is_dir) g_dir_synced = sb;
+    if (g_fsync_fails == 1 || (g_fsync_fails == 2 && is_dir)) { errno = EIO; return -1; }
     return fdatasync(fd);
 }
 
@@ -654,6 +658,18 @@ static void test_save(void) {
     CHECK_MSG(r == SAFELOAD_OK, "save: %s %s", safeload_result_id(r), err.message);
     CHECK(out && file_equals(path, out, n));
     CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
+    {   /* the rename is made durable: the target's directory is synced after it */
+        struct stat ds;
+        CHECK(stat(g_dir, &ds) == 0);
+        CHECK(g_dir_synced.st_ino == ds.st_ino && g_dir_synced.st_dev == ds.st_dev);
+        /* ... best effort: the target is already replaced when that sync fails */
+        memset(&g_dir_synced, 0, sizeof g_dir_synced);
+        g_fsync_fails = 2;
+        r = safeload_save(path, t, 2, NULL, &err);
+        g_fsync_fails = 0;
+        CHECK_MSG(r == SAFELOAD_OK, "save: %s %s", safeload_result_id(r), err.message);
+        CHECK(g_dir_synced.st_ino == ds.st_ino && file_equals(path, out, n));
+    }
     {   /* fsync fails (EIO): IO_ERROR, the target keeps its bytes, no temporary file left */
         void *o1 = NULL;
         size_t n1 = 0;
