@@ -131,7 +131,7 @@ SAFELOAD_API size_t safeload_dtype_size(safeload_dtype dtype);
     X(INVALID_UTF8,           "header is not valid UTF-8") \
     X(INVALID_JSON,           "header is not a valid safetensors JSON object") \
     X(INVALID_OFFSET,         "tensor data_offsets do not tile the data section") \
-    X(OVERFLOW,               "tensor size overflows 64-bit arithmetic") \
+    X(OVERFLOW,               "a size overflows 64 bits or this platform's address space") \
     X(MISALIGNED_SUBBYTE,     "sub-byte tensor does not end on a byte boundary") \
     X(SIZE_MISMATCH,          "tensor byte range does not match its shape and dtype") \
     X(INCOMPLETE_BUFFER,      "data section does not end exactly at the end of the file") \
@@ -1545,8 +1545,9 @@ static safeload_result sl__source_read(const sl__source *s, const char *path, ui
                             (sl__ull)n, (sl__ull)off, (long long)sl__err_code(r));
         if (r == 0)
             return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, path, off, NULL, 0,
-                            "file ended at byte %llu, %llu bytes short (it was %llu bytes "
-                            "when opened)", (sl__ull)off, (sl__ull)n, (sl__ull)s->size);
+                            "file ended at byte %llu, %llu byte%s short (it was %llu bytes "
+                            "when opened)", (sl__ull)off, (sl__ull)n, n == 1 ? "" : "s",
+                            (sl__ull)s->size);
         d += r; off += (uint64_t)r; n -= (size_t)r;
     }
     return SAFELOAD_OK;
@@ -3047,14 +3048,16 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     }
     if (f->data_offset + data_len != f->src.size) {
         uint64_t want = f->data_offset + data_len;
-        r = sl__fail(err, SAFELOAD_INCOMPLETE_BUFFER, path,
-                     want < f->src.size ? want : f->src.size, NULL, 0,
-                     want < f->src.size ? "%llu bytes follow the end of the data section "
-                                          "(the tensors end at byte %llu)"
-                                        : "the file is %llu bytes short: the tensors end at "
-                                          "byte %llu",
-                     (sl__ull)(want < f->src.size ? f->src.size - want : want - f->src.size),
-                     (sl__ull)want);
+        uint64_t gap = want < f->src.size ? f->src.size - want : want - f->src.size;
+        const char *s = gap == 1 ? "" : "s";
+        if (want < f->src.size)
+            r = sl__fail(err, SAFELOAD_INCOMPLETE_BUFFER, path, want, NULL, 0,
+                         "%llu byte%s follow%s the end of the data section (the tensors end "
+                         "at byte %llu)", (sl__ull)gap, s, gap == 1 ? "s" : "", (sl__ull)want);
+        else
+            r = sl__fail(err, SAFELOAD_INCOMPLETE_BUFFER, path, f->src.size, NULL, 0,
+                         "the file is %llu byte%s short: the tensors end at byte %llu",
+                         (sl__ull)gap, s, (sl__ull)want);
         goto done;
     }
     f->data_size = data_len;
@@ -3248,13 +3251,13 @@ SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_ten
     if (!sl__owns(f, t) || (!dst && t->nbytes))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f ? f->path : "", SAFELOAD_NO_OFFSET,
                         NULL, 0, "tensor does not belong to this file, or dst is NULL");
+    if ((uint64_t)(size_t)t->nbytes != t->nbytes)   /* first: no buffer could be big enough */
+        return sl__fail(err, SAFELOAD_OVERFLOW, f->path, t->file_offset, t->name, t->name_len,
+                        "tensor is larger than this platform's address space");
     if (dst_size < t->nbytes)
         return sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, f->path, t->file_offset, t->name,
                         t->name_len, "needs %llu bytes, the buffer has %llu",
                         (sl__ull)t->nbytes, (sl__ull)dst_size);
-    if ((uint64_t)(size_t)t->nbytes != t->nbytes)
-        return sl__fail(err, SAFELOAD_OVERFLOW, f->path, t->file_offset, t->name, t->name_len,
-                        "tensor is larger than this platform's address space");
     return sl__source_read(&f->src, f->path, t->file_offset, dst, (size_t)t->nbytes, err, NULL);
 }
 
@@ -3289,7 +3292,11 @@ SL__DEF safeload_result safeload_view(safeload_file *f, const safeload_tensor *t
     if (f->src.kind == SL__SRC_READER)
         return sl__fail(err, SAFELOAD_UNSUPPORTED, f->path, SAFELOAD_NO_OFFSET, t->name,
                         t->name_len, "reader sources cannot be viewed");
-    if ((r = sl__file_map(f, err)) != SAFELOAD_OK) return r;
+    if ((r = sl__file_map(f, NULL)) != SAFELOAD_OK)
+        return sl__fail(err, r, f->path, t->file_offset, t->name, t->name_len,
+                        "cannot map the file (%llu bytes) to view the tensor%s",
+                        (sl__ull)f->src.size, sizeof(void *) < 8 ? "; safeload_read or a "
+                        "load reads it without a mapping" : "");
     base = f->src.kind == SL__SRC_MEMORY ? f->src.mem : f->map;
     *data = base ? base + t->file_offset : NULL;
     addr = (uintptr_t)*data;
@@ -5723,6 +5730,8 @@ typedef struct sl__load {
     safeload_file **shards;
     size_t n_shards;
     sl__os_file *direct;                /* per shard: an O_DIRECT handle, or SL__NO_FILE */
+    const unsigned char **maps;         /* mmap mode, per shard: its mapping (NULL: not read) */
+    void **map_handles;                 /* mappings of this load's own (SL__MAP_PER_LOAD) */
     safeload_io io;
     sl__rp *reqs;
     safeload_request *user;
@@ -5788,9 +5797,10 @@ static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, 
 
 /* A shard as addressable memory (the caller's buffer, or the mapping in mmap mode), or
    NULL when its bytes must be read. */
-SL__INLINE const unsigned char *sl__mem_base(const sl__load *L, const safeload_file *f) {
+SL__INLINE const unsigned char *sl__mem_base(const sl__load *L, uint32_t shard) {
+    const safeload_file *f = L->shards[shard];
     if (f->src.kind == SL__SRC_MEMORY) return f->src.mem;
-    return L->io == SAFELOAD_IO_MMAP ? f->map : NULL;
+    return L->maps ? L->maps[shard] : NULL;
 }
 
 /* How many source bytes one task may carry for request r. */
@@ -5837,7 +5847,7 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
     }
     /* host: preadv and memory (a mapping, the caller's buffer) take a chunk; staged runs a
        staging buffer (a reader source in mmap mode has no mapping: it is staged) */
-    if (sl__mem_base(L, L->shards[r->shard]))
+    if (sl__mem_base(L, r->shard))
         cap = L->chunk;
 #if !defined(SL__WINDOWS)
     else if (L->io == SAFELOAD_IO_READ && L->shards[r->shard]->src.kind == SL__SRC_FILE &&
@@ -5926,7 +5936,7 @@ SL__INLINE int sl__is_direct(const sl__load *L, uint32_t shard) {
 
 /* Read into a buffer of ours (staging) rather than from memory or through O_DIRECT bounces? */
 SL__INLINE int sl__staged(const sl__load *L, const sl__task *t) {
-    return !sl__mem_base(L, L->shards[t->shard]) && !sl__is_direct(L, t->shard);
+    return !sl__mem_base(L, t->shard) && !sl__is_direct(L, t->shard);
 }
 
 /* Exactly n bytes at off from an OS handle: 0, or -1 at an early end, or the error code. */
@@ -5995,8 +6005,8 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
     uint64_t at = off;
     int64_t rc;
     if (n == 0) return 1;
-    if (sl__mem_base(L, f)) {
-        sl__copy(L, dst, sl__mem_base(L, f) + off, n);
+    if (sl__mem_base(L, t->shard)) {
+        sl__copy(L, dst, sl__mem_base(L, t->shard) + off, n);
         w->bytes_read += n;
         return 1;
     }
@@ -6038,7 +6048,7 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
 /* Where a task's bytes can be read from memory: the mapping, the caller's buffer, or a copy
    read into the bounce (direct) or staging buffer. */
 static const unsigned char *sl__read_run(sl__load *L, sl__worker *w, const sl__task *t) {
-    const unsigned char *base = sl__mem_base(L, L->shards[t->shard]);
+    const unsigned char *base = sl__mem_base(L, t->shard);
     if (base) { w->bytes_read += t->len; return base + t->off; }
     if (sl__is_direct(L, t->shard))
         return sl__direct_fill(L, w, t, t->off, t->len, NULL);
@@ -6371,6 +6381,72 @@ done:
     return r;
 }
 
+/* mmap mode maps the shards a load reads, and only those. On 64-bit that is the file's own
+   mapping, made once and kept until close, so later loads and views reuse it. In a 32-bit
+   address space a whole-shard mapping is too big to keep: there each load maps for itself
+   and unmaps when it ends. */
+#define SL__MAP_PER_LOAD (sizeof(void *) < 8)
+
+static void sl__load_unmap(sl__load *L) {
+    size_t i;
+    if (L->map_handles)
+        for (i = 0; i < L->n_shards; i++)
+            if (L->maps[i] && L->shards[i]->src.kind == SL__SRC_FILE)
+                sl__os_unmap((void *)(uintptr_t)L->maps[i], L->shards[i]->src.size,
+                             L->map_handles[i]);
+    sl__free(L->alloc, (void *)L->maps);
+    sl__free(L->alloc, L->map_handles);
+    L->maps = NULL;
+    L->map_handles = NULL;
+}
+
+/* Sets L->maps, or falls back to READ (same bytes): where a file shrank since it was opened
+   (the mapping would fault, SIGBUS, past its end; buffered reads report UNEXPECTED_EOF
+   instead; a file cut while the load runs can still fault, which mmap cannot tell), where a
+   shard cannot be mapped (too big for a 32-bit address space), or where no file is read
+   (memory sources are read in place either way; reader sources have no mapping). Fails only
+   for want of memory. */
+static safeload_result sl__load_map(sl__load *L) {
+    size_t i, n = L->n_shards;
+    int files = 0, ok = 1;
+    L->maps = (const unsigned char **)sl__calloc(L->alloc, n + 1, sizeof *L->maps);
+    if (SL__MAP_PER_LOAD) L->map_handles = (void **)sl__calloc(L->alloc, n + 1, sizeof(void *));
+    if (!L->maps || (SL__MAP_PER_LOAD && !L->map_handles)) {
+        sl__load_unmap(L);
+        return SAFELOAD_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < L->n_reqs; i++) {                      /* mark the shards read: 1 */
+        const safeload_file *f = L->shards[L->reqs[i].shard];
+        if (f->src.kind == SL__SRC_FILE && f->src.size && L->reqs[i].src_len)
+            L->maps[L->reqs[i].shard] = (const unsigned char *)1;
+    }
+    for (i = 0; i < n && ok; i++) {
+        safeload_file *f = L->shards[i];
+        uint64_t now;
+        if (!L->maps[i]) continue;
+        L->maps[i] = NULL;
+        files = 1;
+        if (sl__os_size(f->src.fd, &now) != 0 || now < f->src.size) { ok = 0; break; }
+        if (SL__MAP_PER_LOAD) {
+            L->maps[i] = (const unsigned char *)sl__os_map(f->src.fd, f->src.size,
+                                                           &L->map_handles[i]);
+        } else {
+            safeload_error me;
+            if (sl__file_map(f, &me) == SAFELOAD_OK) {
+                if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
+                L->maps[i] = f->map;
+                if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
+            }
+        }
+        if (!L->maps[i]) ok = 0;
+    }
+    if (ok && files) return SAFELOAD_OK;
+    for (; i < n; i++) L->maps[i] = NULL;                  /* the marks not yet visited */
+    sl__load_unmap(L);
+    L->io = SAFELOAD_IO_READ;
+    return SAFELOAD_OK;
+}
+
 static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, const char *where,
                                     sl__resolve_fn resolve, const void *rctx,
                                     safeload_request *reqs, size_t n,
@@ -6581,21 +6657,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     /* the I/O mode's handles: mappings, or O_DIRECT handles (falling back to buffered reads
        where the file system refuses them, or the path now names another file) */
     if (L.io == SAFELOAD_IO_MMAP) {
-        /* a file that shrank since it was opened would fault (SIGBUS) where the mapping
-           passes its end: buffered reads report UNEXPECTED_EOF there instead. (A file cut
-           while the load runs can still fault; mmap cannot tell.) */
-        for (i = 0; i < n_shards; i++) {
-            uint64_t now;
-            if (shards[i]->src.kind == SL__SRC_FILE &&
-                sl__os_size(shards[i]->src.fd, &now) == 0 && now < shards[i]->src.size)
-                L.io = SAFELOAD_IO_READ;
-        }
-        /* a shard that cannot be mapped whole (a 32-bit address space) is read instead: the
-           same bytes */
-        for (i = 0; i < n_shards && L.io == SAFELOAD_IO_MMAP; i++) {
-            safeload_error me;
-            if (sl__file_map(shards[i], &me) != SAFELOAD_OK) L.io = SAFELOAD_IO_READ;
-        }
+        if ((r = sl__load_map(&L)) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
     } else if (L.io == SAFELOAD_IO_DIRECT) {
         int any = 0;
         L.direct = (sl__os_file *)sl__malloc(L.alloc, (n_shards + 1) * sizeof(sl__os_file));
@@ -6749,6 +6811,7 @@ out:
         for (i = 0; i < n_shards; i++) sl__os_close(L.direct[i]);
         sl__free(L.alloc, L.direct);
     }
+    sl__load_unmap(&L);
     if (r == SAFELOAD_OK) {
         for (i = 0; i < n; i++) {
             reqs[i].data = L.reqs[i].dst;
@@ -7280,6 +7343,12 @@ static safeload_result sl__plan_make(sl__plan *pl, const char *path,
                          (sl__ull)t->nbytes, (sl__ull)(numel * bits / 8));
             goto done;
         }
+        if ((uint64_t)(size_t)t->nbytes != t->nbytes) {    /* 32-bit: no such buffer exists */
+            r = sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, t->name,
+                         strlen(t->name), "%llu bytes are more than this platform's address "
+                         "space", (sl__ull)t->nbytes);
+            goto done;
+        }
     }
     if (!sl__table_build(&tab, SL__KEYS(pl->items, sl__save_item), n, 0x736166656c6f6164ULL,
                          (uint64_t)(uintptr_t)pl, &pl->alloc, &dup)) {
@@ -7400,6 +7469,9 @@ SL__DEF safeload_result safeload_serialize(void **out, size_t *out_size,
     total = (uint64_t)pl.head.n + pl.data_size;
     if (total < pl.data_size || total > (uint64_t)SIZE_MAX) {
         sl__plan_free(&pl);
+        if (total < pl.data_size)
+            return sl__fail(err, SAFELOAD_OVERFLOW, "<memory>", SAFELOAD_NO_OFFSET, NULL, 0,
+                            "the file size overflows 64 bits");
         return sl__fail(err, SAFELOAD_OVERFLOW, "<memory>", SAFELOAD_NO_OFFSET, NULL, 0,
                         "%llu bytes do not fit in memory", (sl__ull)total);
     }

@@ -809,6 +809,21 @@ static void test_incomplete(void) {
     EXP(h, 4096, INCOMPLETE_BUFFER, 8 + N + 4);
     EXPA(h, 3, INCOMPLETE_BUFFER, 8 + N + 3);              /* truncated: offset = file size */
     EXP(h, 0, INCOMPLETE_BUFFER, 8 + N);
+    {   /* one byte too many or too few: said in the singular */
+        static const char *const want[2] = {"1 byte follows the end", "the file is 1 byte short"};
+        for (i = 0; i < 2; i++) {
+            size_t n = 8 + N + (i ? 3 : 5);
+            unsigned char *img = (unsigned char *)calloc(1, n);
+            safeload_file *f = NULL;
+            safeload_error e;
+            int k;
+            for (k = 0; k < 8; k++) img[k] = (unsigned char)(N >> (8 * k));
+            memcpy(img + 8, h, N);
+            CHECK(safeload_open_memory(&f, img, n, NULL, &e) == SAFELOAD_INCOMPLETE_BUFFER && !f);
+            CHECK_MSG(strstr(e.message, want[i]) != NULL, "%s", e.message);
+            free(img);
+        }
+    }
     h = "{}"; EXPA(h, 1, INCOMPLETE_BUFFER, 10);             /* no tensors, some bytes */
     h = "{\"__metadata__\":{\"k\":\"v\"}}"; EXP(h, 7, INCOMPLETE_BUFFER, 8 + strlen(h));
     h = "{" T("a","F32","[0]",0,0) "}"; EXP(h, 2, INCOMPLETE_BUFFER, 8 + strlen(h));

@@ -516,6 +516,20 @@ static void test_rejects(void) {
     t[0] = st("a", SAFELOAD_U8, 2, s3232, BYTES, 0);  EXPECT_REJ(t, 1, NULL, OVERFLOW);
     t[0] = st("a", SAFELOAD_U8, 3, s3232z, BYTES, 0); EXPECT_REJ(t, 1, NULL, OVERFLOW);
     t[0] = st("a", SAFELOAD_F32, 2, s263, BYTES, 0);  EXPECT_REJ(t, 1, NULL, OVERFLOW);
+    if (sizeof(size_t) < 8) {   /* 32-bit: more bytes than the address space holds */
+        static const uint64_t s4g[1] = { ((uint64_t)1 << 32) + 16 };
+        t[0] = st("a", SAFELOAD_U8, 1, s4g, BYTES, s4g[0]); EXPECT_REJ(t, 1, NULL, OVERFLOW);
+    } else {                    /* data that fits, a file size that wraps: said as such */
+        static const uint64_t s61m[1] = { ((uint64_t)1 << 61) - 1 };
+        void *out = NULL;
+        size_t on = 0, k;
+        safeload_error e;
+        static const char *const names[4] = {"a", "b", "c", "d"};
+        for (k = 0; k < 4; k++)        /* 4 x (2^62 - 2) bytes: 2^64 - 8, then the header */
+            t[k] = st(names[k], SAFELOAD_U16, 1, s61m, BYTES, s61m[0] * 2);
+        CHECK(safeload_serialize(&out, &on, t, 4, NULL, &e) == SAFELOAD_OVERFLOW && !out);
+        CHECK_MSG(strstr(e.message, "overflows 64 bits") != NULL, "%s", e.message);
+    }
     /* a good tensor with a bad one */
     t[0] = st("ok", SAFELOAD_U8, 1, s2, BYTES, 2);
     t[1] = st("bad", SAFELOAD_U8, 1, s2, BYTES, 3);   EXPECT_REJ(t, 2, NULL, SIZE_MISMATCH);
