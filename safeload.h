@@ -5318,8 +5318,8 @@ static void sl__shard_worker(void *ctx, int worker) {
 typedef struct sl__dirscan {
     const safeload_allocator *a;
     char *index;                /* a *.safetensors.index.json (model.* preferred) */
-    char *single;               /* the only *.safetensors */
-    int n_index, n_single, oom, has_model;
+    char *single;               /* a *.safetensors (model.safetensors preferred) */
+    int n_index, n_single, oom, has_model, has_model_single;
 } sl__dirscan;
 
 static int sl__ends_with(const char *s, const char *suffix) {
@@ -5336,14 +5336,19 @@ static char *sl__strdup(const safeload_allocator *a, const char *s, size_t n) {
 static int sl__dirscan_fn(void *user, const char *name) {
     sl__dirscan *d = (sl__dirscan *)user;
     char **slot = NULL;
+    /* hidden files are not candidates: macOS leaves "._model.safetensors" (AppleDouble
+       metadata, not a checkpoint) beside the real file on exFAT and network drives */
+    if (name[0] == '.') return 0;
     if (sl__ends_with(name, ".safetensors.index.json")) {
         int model = strcmp(name, "model.safetensors.index.json") == 0;
         d->n_index++;
         d->has_model |= model;
         if (!d->index || model) slot = &d->index;
     } else if (sl__ends_with(name, ".safetensors")) {
+        int model = strcmp(name, "model.safetensors") == 0;
         d->n_single++;
-        if (!d->single) slot = &d->single;
+        d->has_model_single |= model;
+        if (!d->single || model) slot = &d->single;
     }
     if (slot) {
         sl__free(d->a, *slot);
@@ -5580,14 +5585,15 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
             r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
                          "%d *.safetensors.index.json files and no model.safetensors.index.json:"
                          " name one", d.n_index);
-        else if (d.index || d.n_single == 1) {
+        else if (d.index || d.n_single == 1 || d.has_model_single) {
             const char *name = d.index ? d.index : d.single;
             is_index = d.index != NULL;
             target = sl__join(&m->alloc, path, strlen(path), name, strlen(name));
             if (!target) r = SL__OOM(err, path);
         } else if (d.n_single)
             r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                         "no *.safetensors.index.json and %d .safetensors files: name one",
+                         "no *.safetensors.index.json, no model.safetensors and %d "
+                         ".safetensors files: name one",
                          d.n_single);
         else
             r = sl__fail(err, SAFELOAD_NOT_FOUND, path, SAFELOAD_NO_OFFSET, NULL, 0,

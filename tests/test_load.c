@@ -968,9 +968,22 @@ static void test_shards(const tl_model *m) {
             CHECK_EQ_U64(safeload_model_tensor_count(mod), 5);
             CHECK(safeload_model_has_index(mod) == 0 && safeload_model_has_index(NULL) == 0);
             safeload_model_close(mod);
+            snprintf(f2, sizeof f2, "%s/._only.safetensors", d2);     /* hidden: ignored */
+            tl_write_text(f2, "Mac OS X AppleDouble");
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
+            CHECK_EQ_U64(safeload_model_tensor_count(mod), 5);
+            safeload_model_close(mod);
             snprintf(f2, sizeof f2, "%s/second.safetensors", d2);
             CHECK(tl_save(m, 5, 9, f2));
             CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK_MSG(strstr(e.message, "2 .safetensors files: name one") != NULL, "%s", e.message);
+            /* ... unless one is model.safetensors */
+            snprintf(f2, sizeof f2, "%s/model.safetensors", d2);
+            CHECK(tl_save(m, 2, 9, f2));
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
+            CHECK_EQ_U64(safeload_model_tensor_count(mod), 7);
+            CHECK(strstr(safeload_model_shard(mod, 0)->path, "/model.safetensors") != NULL);
+            safeload_model_close(mod);
             /* two indexes: the listing order must not choose; model.* is chosen when there */
             snprintf(f2, sizeof f2, "%s/a.safetensors.index.json", d2);
             tl_write_text(f2, "not json");
