@@ -7474,8 +7474,9 @@ SL__DEF safeload_result safeload_serialize(void **out, size_t *out_size,
     if ((r = sl__plan_make(&pl, "<memory>", ts, n, desc, err)) != SAFELOAD_OK) return r;
     total = (uint64_t)pl.head.n + pl.data_size;
     if (total < pl.data_size || total > (uint64_t)SIZE_MAX) {
+        int wrapped = total < pl.data_size;
         sl__plan_free(&pl);
-        if (total < pl.data_size)
+        if (wrapped)
             return sl__fail(err, SAFELOAD_OVERFLOW, "<memory>", SAFELOAD_NO_OFFSET, NULL, 0,
                             "the file size overflows 64 bits");
         return sl__fail(err, SAFELOAD_OVERFLOW, "<memory>", SAFELOAD_NO_OFFSET, NULL, 0,
