@@ -488,7 +488,9 @@ typedef struct safeload_load_stats {
     uint64_t reads;             /* read calls (syscalls or reader callbacks) */
     uint64_t pinned_bytes;      /* pinned staging allocated through hooks */
     int threads;
-    safeload_io io;             /* the mode used (DIRECT falls back to READ where unsupported) */
+    safeload_io io;             /* the mode used: READ where DIRECT or MMAP could not run
+                                   (see the README), or where nothing was mapped (memory and
+                                   reader sources) */
 } safeload_load_stats;
 
 typedef struct safeload_load_desc {
@@ -519,7 +521,7 @@ typedef struct safeload_arena safeload_arena;
    arena != NULL; free it with safeload_arena_free when done with the data. Caller
    destinations must not overlap one another or the bytes being read (a memory source, a
    view's mapping): INVALID_ARGUMENT. Loads may run from several threads at once, but not from
-   a progress callback or hook on the pool that runs them (INVALID_ARGUMENT), nor from
+   a progress callback or hook of a load on the same pool (INVALID_ARGUMENT), nor from
    anything such a callback starts (a load on a second pool whose hook uses the first pool
    waits for itself: that cycle is not detected). */
 SAFELOAD_API safeload_result safeload_load(safeload_model *model, safeload_request *requests,
@@ -4904,10 +4906,18 @@ struct safeload_pool {
     int job_workers;            /* helper ids 1..job_workers take part in the current job */
     int running;
     int quit;
-    sl__tid runner;             /* the caller running a job (has_runner), under mu */
-    int has_runner;
+    struct sl__pool_user *users;    /* threads inside a load on this pool, under mu */
 #endif
 };
+
+/* A thread that called a load on a pool, from the load's first hook to its final progress
+   call: a load it starts from those on the same pool is refused, whether or not the pool's
+   threads happen to be busy at that moment. On the caller's stack. */
+#if defined(SAFELOAD_NO_THREADS)
+typedef struct sl__pool_user { int unused; } sl__pool_user;
+#else
+typedef struct sl__pool_user { sl__tid tid; struct sl__pool_user *next; } sl__pool_user;
+#endif
 
 #if !defined(SAFELOAD_NO_THREADS)
 typedef struct sl__pool_arg { safeload_pool *pool; int id; int has_tid; sl__tid tid; } sl__pool_arg;
@@ -5055,15 +5065,12 @@ static void sl__pool_run(safeload_pool *p, void (*job)(void *, int), void *ctx, 
     p->ctx = ctx;
     p->job_workers = helpers;
     p->running = helpers;
-    p->runner = sl__tid_self();
-    p->has_runner = 1;
     p->gen++;
     sl__cond_broadcast(&p->cv_start);
     sl__mutex_unlock(&p->mu);
     job(ctx, 0);
     sl__mutex_lock(&p->mu);
     while (p->running) sl__cond_wait(&p->cv_done, &p->mu);
-    p->has_runner = 0;
     sl__mutex_unlock(&p->mu);
     sl__mutex_unlock(&p->run_mu);
 #endif
@@ -5078,12 +5085,39 @@ static int sl__pool_reentered(safeload_pool *p) {
 #else
     sl__tid self = sl__tid_self();
     int i, in = 0;
+    const sl__pool_user *u;
     sl__mutex_lock(&p->mu);
-    if (p->has_runner && sl__tid_eq(p->runner, self)) in = 1;
+    for (u = p->users; u && !in; u = u->next) in = sl__tid_eq(u->tid, self);
     for (i = 0; !in && i < p->started; i++)
         if (p->args[i].has_tid && sl__tid_eq(p->args[i].tid, self)) in = 1;
     sl__mutex_unlock(&p->mu);
     return in;
+#endif
+}
+
+/* A load's caller registers with the caller's pool for the load's duration (above). */
+static void sl__pool_enter(safeload_pool *p, sl__pool_user *u) {
+#if defined(SAFELOAD_NO_THREADS)
+    SL__UNUSED(p);
+    SL__UNUSED(u);
+#else
+    u->tid = sl__tid_self();
+    sl__mutex_lock(&p->mu);
+    u->next = p->users;
+    p->users = u;
+    sl__mutex_unlock(&p->mu);
+#endif
+}
+static void sl__pool_leave(safeload_pool *p, sl__pool_user *u) {
+#if defined(SAFELOAD_NO_THREADS)
+    SL__UNUSED(p);
+    SL__UNUSED(u);
+#else
+    sl__pool_user **at;
+    sl__mutex_lock(&p->mu);
+    for (at = &p->users; *at; at = &(*at)->next)
+        if (*at == u) { *at = u->next; break; }
+    sl__mutex_unlock(&p->mu);
 #endif
 }
 
@@ -5094,9 +5128,9 @@ static safeload_result sl__pool_for(safeload_pool *given, int threads, safeload_
     if (given) {
         if (sl__pool_reentered(given))
             return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                            "desc.pool is running the call this one was made from (a progress "
-                            "callback or hook): it would wait for itself; use another pool or "
-                            "none");
+                            "desc.pool is in use by the load this call was made from (a "
+                            "progress callback or hook): it could wait for itself; use another "
+                            "pool or none");
         *use = given;
         *workers = threads > 0 ? SL__MIN(threads, given->threads) : given->threads;
         return SAFELOAD_OK;
@@ -6465,7 +6499,9 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     uint32_t *order = NULL, *tmp = NULL;
     uint64_t host_total = 0, dev_total = 0, max_task = 0, cast_out = 0;
     size_t i;
-    int need_host = 0, need_dev = 0, any_dev = 0, workers, hooks_begun = 0, unconfirmed = 0;
+    int need_host = 0, need_dev = 0, any_dev = 0, workers = 1, hooks_begun = 0, unconfirmed = 0;
+    int entered = 0;
+    sl__pool_user me;
     safeload_pool *pool = NULL, *tmp_pool = NULL;
     const char *path0 = where;
 
@@ -6686,6 +6722,15 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         if (!any) L.io = SAFELOAD_IO_READ;
     }
 
+    /* the threads, before the first hook runs (device_alloc): a load those start on the
+       caller's pool is refused from here to the end */
+    if ((r = sl__pool_for(d.pool, d.threads, &pool, &tmp_pool, &workers, err)) != SAFELOAD_OK)
+        goto out;
+    if (d.pool) {
+        sl__pool_enter(d.pool, &me);
+        entered = 1;
+    }
+
     /* the arena: one mapping, huge pages requested, first touched by the workers */
     if (need_host || need_dev) {
         arena = (safeload_arena *)sl__calloc(L.alloc, 1, sizeof *arena);
@@ -6734,9 +6779,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         order[i] = (uint32_t)i;
     }
 
-    /* threads, the pinned budget (it bounds device task sizes), then tasks in file order */
-    if ((r = sl__pool_for(d.pool, d.threads, &pool, &tmp_pool, &workers, err)) != SAFELOAD_OK)
-        goto out;
+    /* the pinned budget (it bounds device task sizes), then tasks in file order */
     if (any_dev && (r = sl__device_budget(&L, &d, workers, err)) != SAFELOAD_OK) goto out;
     sl__sort_reqs(L.reqs, order, tmp, n);
     if (sl__plan_tasks(&L, order) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
@@ -6812,6 +6855,7 @@ out:
                                              (any_dev && L.n_tasks ? L.pinned_size : 0);
     }
     if (hooks_begun && L.hooks.end) L.hooks.end(L.hooks.user);
+    if (entered) sl__pool_leave(d.pool, &me);
     safeload_pool_destroy(tmp_pool);
     if (L.direct) {
         for (i = 0; i < n_shards; i++) sl__os_close(L.direct[i]);

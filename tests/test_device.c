@@ -452,6 +452,77 @@ static void test_wedged_device(void) {
     safeload_free(img, NULL);
 }
 
+/* Hooks (a plain host "device") that start a load on the pool running the outer one: the
+   caller's hooks (device_alloc, begin, sync, end) and the helpers' (upload, wait) alike. */
+typedef struct tn_state { safeload_file *f; safeload_pool *pool; int calls, refused; } tn_state;
+static void tn_nest(tn_state *s) {
+    safeload_load_desc d;
+    safeload_request rq;
+    safeload_arena *ar = NULL;
+    safeload_error e;
+    memset(&d, 0, sizeof d);
+    memset(&rq, 0, sizeof rq);
+    d.pool = s->pool;
+    rq.name = "a";
+    __atomic_fetch_add(&s->calls, 1, __ATOMIC_SEQ_CST);
+    if (safeload_load_file(s->f, &rq, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT &&
+        strstr(e.message, "desc.pool") != NULL && ar == NULL)
+        __atomic_fetch_add(&s->refused, 1, __ATOMIC_SEQ_CST);
+    safeload_arena_free(ar);
+}
+static int tn_pa(void *u, size_t n, void **out) { (void)u; *out = malloc(n); return *out ? 0 : 1; }
+static void tn_pf(void *u, void *p) { (void)u; free(p); }
+static int tn_da(void *u, size_t n, void **out) { tn_nest((tn_state *)u); return tn_pa(u, n, out); }
+static int tn_begin(void *u, int w, int b) { (void)w; (void)b; tn_nest((tn_state *)u); return 0; }
+static int tn_up(void *u, int w, int b, void *dst, const void *src, size_t n) {
+    (void)w; (void)b;
+    memcpy(dst, src, n);
+    tn_nest((tn_state *)u);
+    return 0;
+}
+static int tn_wait(void *u, int w, int b) { (void)u; (void)w; (void)b; return 0; }
+static int tn_sync(void *u) { tn_nest((tn_state *)u); return 0; }
+static void tn_end(void *u) { tn_nest((tn_state *)u); }
+
+static void test_nested_in_hooks(void) {
+    static const float a[4] = {1, 2, 3, 4};
+    static const uint64_t shape[1] = {4};
+    safeload_save_tensor st[1];
+    void *img = NULL;
+    size_t size = 0;
+    tn_state s;
+    safeload_error e;
+    safeload_load_desc d;
+    safeload_request q[1];
+    safeload_arena *arena = NULL;
+    st[0].name = "a"; st[0].dtype = SAFELOAD_F32; st[0].rank = 1; st[0].shape = shape;
+    st[0].data = a; st[0].nbytes = 16;
+    CHECK(safeload_serialize(&img, &size, st, 1, NULL, NULL) == SAFELOAD_OK);
+    memset(&s, 0, sizeof s);
+    CHECK(safeload_open_memory(&s.f, img, size, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_pool_create(&s.pool, 2, &e) == SAFELOAD_OK);
+    memset(&d, 0, sizeof d);
+    memset(q, 0, sizeof q);
+    q[0].name = "a";
+    q[0].device = 1;
+    d.pool = s.pool;
+    d.hooks.user = &s;
+    d.hooks.pinned_alloc = tn_pa; d.hooks.pinned_free = tn_pf;
+    d.hooks.device_alloc = tn_da; d.hooks.device_free = tn_pf;
+    d.hooks.begin = tn_begin; d.hooks.upload = tn_up; d.hooks.wait = tn_wait;
+    d.hooks.sync = tn_sync; d.hooks.end = tn_end;
+    alarm(60);
+    CHECK(safeload_load_file(s.f, q, 1, &d, &arena, &e) == SAFELOAD_OK);
+    alarm(0);
+    /* device_alloc, begin, upload, sync, end: each one's load was refused */
+    CHECK_MSG(s.calls >= 5 && s.refused == s.calls, "calls %d refused %d", s.calls, s.refused);
+    CHECK(arena && memcmp(q[0].data, a, 16) == 0);
+    safeload_arena_free(arena);
+    safeload_pool_destroy(s.pool);
+    safeload_close(s.f);
+    safeload_free(img, NULL);
+}
+
 int main(void) {
     fake_dev dev;
     size_t i;
@@ -465,6 +536,7 @@ int main(void) {
     test_mixed_run(&dev);
     test_upload_failure_names(&dev);
     test_wedged_device();
+    test_nested_in_hooks();
     fd_destroy(&dev);
     /* throttled: copies land well after upload() returns */
     fd_init(&dev, 400e6);
