@@ -362,8 +362,8 @@ typedef struct safeload_model_desc {
 } safeload_model_desc;
 
 /* path: a .safetensors file, an index .json, or a directory holding
-   model.safetensors.index.json, or else exactly one *.safetensors.index.json, or else exactly
-   one .safetensors file. */
+   model.safetensors.index.json, or else exactly one *.safetensors.index.json, or else
+   model.safetensors, or else exactly one .safetensors file (hidden files do not count). */
 SAFELOAD_API safeload_result safeload_model_open(safeload_model **out, const char *path,
                                                  const safeload_model_desc *desc,
                                                  safeload_error *err);
@@ -521,7 +521,8 @@ typedef struct safeload_arena safeload_arena;
    arena != NULL; free it with safeload_arena_free when done with the data. Caller
    destinations must not overlap one another or the bytes being read (a memory source, a
    view's mapping): INVALID_ARGUMENT. Loads may run from several threads at once, but not from
-   a progress callback or hook of a load on the same pool (INVALID_ARGUMENT), nor from
+   a progress callback or hook of a load on the same pool (INVALID_ARGUMENT; in
+   SAFELOAD_NO_THREADS builds nothing waits and it runs), nor from
    anything such a callback starts (a load on a second pool whose hook uses the first pool
    waits for itself: that cycle is not detected). */
 SAFELOAD_API safeload_result safeload_load(safeload_model *model, safeload_request *requests,
@@ -3258,8 +3259,8 @@ SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_ten
                         "tensor is larger than this platform's address space");
     if (dst_size < t->nbytes)
         return sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, f->path, t->file_offset, t->name,
-                        t->name_len, "needs %llu bytes, the buffer has %llu",
-                        (sl__ull)t->nbytes, (sl__ull)dst_size);
+                        t->name_len, "needs %llu byte%s, the buffer has %llu",
+                        (sl__ull)t->nbytes, t->nbytes == 1 ? "" : "s", (sl__ull)dst_size);
     return sl__source_read(&f->src, f->path, t->file_offset, dst, (size_t)t->nbytes, err, NULL);
 }
 
@@ -4910,9 +4911,10 @@ struct safeload_pool {
 #endif
 };
 
-/* A thread that called a load on a pool, from the load's first hook to its final progress
-   call: a load it starts from those on the same pool is refused, whether or not the pool's
-   threads happen to be busy at that moment. On the caller's stack. */
+/* A thread that called a load on a pool, registered from before the load's first hook until
+   its last (device_free on failure): a load it starts from those or from a progress callback
+   on the same pool is refused, whether or not the pool's threads happen to be busy at that
+   moment. On the caller's stack. (SAFELOAD_NO_THREADS: nothing waits, nothing is refused.) */
 #if defined(SAFELOAD_NO_THREADS)
 typedef struct sl__pool_user { int unused; } sl__pool_user;
 #else
@@ -5076,8 +5078,9 @@ static void sl__pool_run(safeload_pool *p, void (*job)(void *, int), void *ctx, 
 #endif
 }
 
-/* Is this thread inside a job of p: its caller (a progress callback) or a helper (a hook)?
-   A call that used p from there would wait for the job it is part of, forever. */
+/* Is this thread inside a load on p: a caller registered for the load's span (a progress
+   callback or a hook on the caller), or one of p's helpers (a hook)? A call that used p from
+   there could wait for the job it is part of, forever. */
 static int sl__pool_reentered(safeload_pool *p) {
 #if defined(SAFELOAD_NO_THREADS)
     SL__UNUSED(p);
@@ -6410,7 +6413,7 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
             const safeload_request *q = &reqs[which];
             r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f->path, SAFELOAD_NO_OFFSET, q->name,
                          strlen(q->name), "the destination of request %llu overlaps memory "
-                         "this load reads from (this file's memory source or its view mapping)",
+                         "this load reads from (this file's memory source or its mapping)",
                          (sl__ull)which);
             goto done;
         }
@@ -6424,16 +6427,22 @@ done:
 /* mmap mode maps the shards a load reads, and only those. On 64-bit that is the file's own
    mapping, made once and kept until close, so later loads and views reuse it. In a 32-bit
    address space a whole-shard mapping is too big to keep: there each load maps for itself
-   and unmaps when it ends. */
+   (or uses a view's mapping, which stays until close anyway) and unmaps when it ends. */
 #define SL__MAP_PER_LOAD (sizeof(void *) < 8)
 
 static void sl__load_unmap(sl__load *L) {
     size_t i;
-    if (L->map_handles)
-        for (i = 0; i < L->n_shards; i++)
-            if (L->maps[i] && L->shards[i]->src.kind == SL__SRC_FILE)
-                sl__os_unmap((void *)(uintptr_t)L->maps[i], L->shards[i]->src.size,
-                             L->map_handles[i]);
+    if (L->maps && L->map_handles)
+        for (i = 0; i < L->n_shards; i++) {
+            safeload_file *f = L->shards[i];
+            const unsigned char *kept;
+            if (!L->maps[i]) continue;
+            if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
+            kept = f->map;
+            if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
+            if (L->maps[i] != kept)                 /* not a view's mapping: this load's */
+                sl__os_unmap((void *)(uintptr_t)L->maps[i], f->src.size, L->map_handles[i]);
+        }
     sl__free(L->alloc, (void *)L->maps);
     sl__free(L->alloc, L->map_handles);
     L->maps = NULL;
@@ -6468,8 +6477,13 @@ static safeload_result sl__load_map(sl__load *L) {
         files = 1;
         if (sl__os_size(f->src.fd, &now) != 0 || now < f->src.size) { ok = 0; break; }
         if (SL__MAP_PER_LOAD) {
-            L->maps[i] = (const unsigned char *)sl__os_map(f->src.fd, f->src.size,
-                                                           &L->map_handles[i]);
+            /* a view's mapping, kept until close, serves; else one of this load's own */
+            if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
+            L->maps[i] = f->map;
+            if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
+            if (!L->maps[i])
+                L->maps[i] = (const unsigned char *)sl__os_map(f->src.fd, f->src.size,
+                                                               &L->map_handles[i]);
         } else {
             safeload_error me;
             if (sl__file_map(f, &me) == SAFELOAD_OK) {
@@ -6649,8 +6663,9 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         if (q->dst) {
             if (q->dst_size < p->dst_len) {
                 r = sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, sp, t->header_offset, t->name,
-                             t->name_len, "needs %llu bytes, the destination has %llu",
-                             (sl__ull)p->dst_len, (sl__ull)q->dst_size);
+                             t->name_len, "needs %llu byte%s, the destination has %llu",
+                             (sl__ull)p->dst_len, p->dst_len == 1 ? "" : "s",
+                             (sl__ull)q->dst_size);
                 goto out;
             }
             p->dst = (unsigned char *)q->dst;
@@ -6855,7 +6870,6 @@ out:
                                              (any_dev && L.n_tasks ? L.pinned_size : 0);
     }
     if (hooks_begun && L.hooks.end) L.hooks.end(L.hooks.user);
-    if (entered) sl__pool_leave(d.pool, &me);
     safeload_pool_destroy(tmp_pool);
     if (L.direct) {
         for (i = 0; i < n_shards; i++) sl__os_close(L.direct[i]);
@@ -6872,8 +6886,9 @@ out:
     } else {
         for (i = 0; i < n; i++) { reqs[i].data = NULL; reqs[i].nbytes = 0; }
         if (unconfirmed && arena) arena->device = NULL;    /* leaked: a copy may still write it */
-        safeload_arena_free(arena);
+        safeload_arena_free(arena);                 /* device_free: the last hook */
     }
+    if (entered) sl__pool_leave(d.pool, &me);
     sl__free(L.alloc, L.workers);
     sl__free(L.alloc, L.tasks);
     sl__free(L.alloc, L.segs);

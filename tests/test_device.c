@@ -454,7 +454,7 @@ static void test_wedged_device(void) {
 
 /* Hooks (a plain host "device") that start a load on the pool running the outer one: the
    caller's hooks (device_alloc, begin, sync, end) and the helpers' (upload, wait) alike. */
-typedef struct tn_state { safeload_file *f; safeload_pool *pool; int calls, refused; } tn_state;
+typedef struct tn_state { safeload_file *f; safeload_pool *pool; int calls, refused, fail_begin; } tn_state;
 static void tn_nest(tn_state *s) {
     safeload_load_desc d;
     safeload_request rq;
@@ -473,7 +473,15 @@ static void tn_nest(tn_state *s) {
 static int tn_pa(void *u, size_t n, void **out) { (void)u; *out = malloc(n); return *out ? 0 : 1; }
 static void tn_pf(void *u, void *p) { (void)u; free(p); }
 static int tn_da(void *u, size_t n, void **out) { tn_nest((tn_state *)u); return tn_pa(u, n, out); }
-static int tn_begin(void *u, int w, int b) { (void)w; (void)b; tn_nest((tn_state *)u); return 0; }
+static int tn_begin(void *u, int w, int b) {
+    (void)w; (void)b;
+    tn_nest((tn_state *)u);
+    return ((tn_state *)u)->fail_begin;
+}
+static void tn_df(void *u, void *p) {      /* inside the load only when it fails */
+    if (((tn_state *)u)->fail_begin) tn_nest((tn_state *)u);
+    free(p);
+}
 static int tn_up(void *u, int w, int b, void *dst, const void *src, size_t n) {
     (void)w; (void)b;
     memcpy(dst, src, n);
@@ -508,7 +516,7 @@ static void test_nested_in_hooks(void) {
     d.pool = s.pool;
     d.hooks.user = &s;
     d.hooks.pinned_alloc = tn_pa; d.hooks.pinned_free = tn_pf;
-    d.hooks.device_alloc = tn_da; d.hooks.device_free = tn_pf;
+    d.hooks.device_alloc = tn_da; d.hooks.device_free = tn_df;
     d.hooks.begin = tn_begin; d.hooks.upload = tn_up; d.hooks.wait = tn_wait;
     d.hooks.sync = tn_sync; d.hooks.end = tn_end;
     alarm(60);
@@ -518,6 +526,11 @@ static void test_nested_in_hooks(void) {
     CHECK_MSG(s.calls >= 5 && s.refused == s.calls, "calls %d refused %d", s.calls, s.refused);
     CHECK(arena && memcmp(q[0].data, a, 16) == 0);
     safeload_arena_free(arena);
+    /* a failing load: device_free, its last hook, runs inside it */
+    s.calls = s.refused = 0;
+    s.fail_begin = 1;
+    CHECK(safeload_load_file(s.f, q, 1, &d, &arena, &e) == SAFELOAD_HOOK_FAILED && !arena);
+    CHECK_MSG(s.calls == 3 && s.refused == 3, "calls %d refused %d", s.calls, s.refused);
     safeload_pool_destroy(s.pool);
     safeload_close(s.f);
     safeload_free(img, NULL);
