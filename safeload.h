@@ -3279,6 +3279,15 @@ static safeload_result sl__file_map(safeload_file *f, safeload_error *err) {
     return r;
 }
 
+/* The file's mapping, or NULL while none has been made. */
+static const unsigned char *sl__file_mapped(safeload_file *f) {
+    const unsigned char *p;
+    if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
+    p = f->map;
+    if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
+    return p;
+}
+
 SL__DEF safeload_result safeload_view(safeload_file *f, const safeload_tensor *t,
                                       const void **data, size_t *alignment,
                                       safeload_error *err) {
@@ -6396,9 +6405,7 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
         if (f->src.kind == SL__SRC_MEMORY) {
             base = f->src.mem;
         } else if (f->src.kind == SL__SRC_FILE) {
-            if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
-            base = f->map;
-            if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
+            base = sl__file_mapped(f);
         }
         if (!base || !f->src.size) continue;
         a = (uintptr_t)base;
@@ -6435,12 +6442,7 @@ static void sl__load_unmap(sl__load *L) {
     if (L->maps && L->map_handles)
         for (i = 0; i < L->n_shards; i++) {
             safeload_file *f = L->shards[i];
-            const unsigned char *kept;
-            if (!L->maps[i]) continue;
-            if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
-            kept = f->map;
-            if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
-            if (L->maps[i] != kept)                 /* not a view's mapping: this load's */
+            if (L->maps[i] && L->maps[i] != sl__file_mapped(f))    /* not a view's: ours */
                 sl__os_unmap((void *)(uintptr_t)L->maps[i], f->src.size, L->map_handles[i]);
         }
     sl__free(L->alloc, (void *)L->maps);
@@ -6478,19 +6480,11 @@ static safeload_result sl__load_map(sl__load *L) {
         if (sl__os_size(f->src.fd, &now) != 0 || now < f->src.size) { ok = 0; break; }
         if (SL__MAP_PER_LOAD) {
             /* a view's mapping, kept until close, serves; else one of this load's own */
-            if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
-            L->maps[i] = f->map;
-            if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
-            if (!L->maps[i])
+            if (!(L->maps[i] = sl__file_mapped(f)))
                 L->maps[i] = (const unsigned char *)sl__os_map(f->src.fd, f->src.size,
                                                                &L->map_handles[i]);
-        } else {
-            safeload_error me;
-            if (sl__file_map(f, &me) == SAFELOAD_OK) {
-                if (f->map_lock_ok) sl__mutex_lock(&f->map_lock);
-                L->maps[i] = f->map;
-                if (f->map_lock_ok) sl__mutex_unlock(&f->map_lock);
-            }
+        } else if (sl__file_map(f, NULL) == SAFELOAD_OK) {
+            L->maps[i] = sl__file_mapped(f);
         }
         if (!L->maps[i]) ok = 0;
     }
