@@ -483,11 +483,11 @@ typedef struct safeload_request {
 typedef int (*safeload_progress_fn)(void *user, uint64_t done, uint64_t total);
 
 typedef struct safeload_load_stats {
-    uint64_t bytes_read;        /* from files */
-    uint64_t bytes_written;     /* to destinations */
-    uint64_t reads;             /* read calls (syscalls or reader callbacks) */
+    uint64_t bytes_read;        /* source bytes (a slice's rows only); progress counts these */
+    uint64_t bytes_written;     /* to destinations, after casts */
+    uint64_t reads;             /* read calls (syscalls or reader callbacks); 0 when mapped */
     uint64_t pinned_bytes;      /* pinned staging allocated through hooks */
-    int threads;
+    int threads;                /* workers that ran: at most one per task */
     safeload_io io;             /* the mode used: READ where DIRECT or MMAP could not run
                                    (see the README), or where nothing was mapped (memory and
                                    reader sources) */
@@ -1653,6 +1653,7 @@ typedef struct sl__jp {
     safeload_kv *meta; size_t n_meta, cap_meta;
     uint32_t *meta_pos;
     int seen_meta, has_meta;
+    const char *cur;  size_t cur_len;   /* the tensor or metadata key being parsed, for errors */
 } sl__jp;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -1665,7 +1666,7 @@ static safeload_result sl__jfail(sl__jp *j, const unsigned char *at, const char 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return sl__fail(j->err, SAFELOAD_INVALID_JSON, j->path, off, NULL, 0, "%s", msg);
+    return sl__fail(j->err, SAFELOAD_INVALID_JSON, j->path, off, j->cur, j->cur_len, "%s", msg);
 }
 
 /* What a byte we did not expect is, for messages. */
@@ -1747,7 +1748,7 @@ SL__INLINE unsigned sl__utf8_seq(const unsigned char *p, const unsigned char *en
 
 static safeload_result sl__jutf8_fail(sl__jp *j, const unsigned char *at) {
     uint64_t off = 8 + (uint64_t)(at - j->start);
-    return sl__fail(j->err, SAFELOAD_INVALID_UTF8, j->path, off, NULL, 0,
+    return sl__fail(j->err, SAFELOAD_INVALID_UTF8, j->path, off, j->cur, j->cur_len,
                     "invalid UTF-8 sequence at byte %llu", (sl__ull)off);
 }
 
@@ -2359,12 +2360,15 @@ static safeload_result sl__jmetadata(sl__jp *j, unsigned char *kp) {
         char *k, *v;
         size_t kl, vl;
         unsigned char *kpos = p;
+        j->cur = NULL;
         if (*p != '"') {
             if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
             return sl__jfail(j, p, "key must be a string");
         }
         j->p = p + 1;
         if ((r = sl__jstring(j, &k, &kl, &nul)) != SAFELOAD_OK) return r;
+        j->cur = k;                     /* errors from here to the next key name this key */
+        j->cur_len = kl;
         p = j->p;
         SL__WS(p);
         if (*p != ':') return sl__junexpected(j, p, "`:`");
@@ -2396,7 +2400,7 @@ static safeload_result sl__jmetadata(sl__jp *j, unsigned char *kp) {
             if (*p == '}') return sl__jfail(j, p, "trailing comma");
             continue;
         }
-        if (*p == '}') { j->p = p + 1; return SAFELOAD_OK; }
+        if (*p == '}') { j->p = p + 1; j->cur = NULL; return SAFELOAD_OK; }
         return sl__junexpected(j, p, "`,` or `}`");
     }
 }
@@ -2448,7 +2452,10 @@ static safeload_result sl__jheader(sl__jp *j) {
             e->name_len = klen;
             e->index = (size_t)nul;
             e->header_offset = 8 + (uint64_t)(kp - j->start);
+            j->cur = key;               /* errors inside the entry name the tensor */
+            j->cur_len = klen;
             if (!sl__jtensor_fast(j, e) && (r = sl__jtensor(j, e)) != SAFELOAD_OK) return r;
+            j->cur = NULL;
             j->n_ents++;
         }
         p = j->p;
@@ -2625,6 +2632,7 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
         char *k, *v = NULL;
         size_t kl, vl = 0;
         unsigned char *kp = p, *vp, c;
+        j->cur = NULL;
         if (*p != '"') {
             if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
             return sl__jfail(j, p, "key must be a string");
@@ -2632,6 +2640,8 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
         j->p = p + 1;
         if ((r = sl__jstring(j, &k, &kl, &nul)) != SAFELOAD_OK) return r;
         if (is_map && nul) return sl__jfail(j, kp, "tensor name contains \\u0000");
+        j->cur = k;                     /* errors in the value name the tensor or key */
+        j->cur_len = kl;
         nul = 0;
         p = j->p;
         SL__WS(p);
@@ -2681,7 +2691,7 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
             if (*p == '}') return sl__jfail(j, p, "trailing comma");
             continue;
         }
-        if (c == '}') { j->p = p + 1; return SAFELOAD_OK; }
+        if (c == '}') { j->p = p + 1; j->cur = NULL; return SAFELOAD_OK; }
         *p = c;                 /* the byte the message names, not the number's NUL */
         return sl__junexpected(j, p, "`,` or `}`");
     }
@@ -5363,6 +5373,7 @@ static void sl__shard_worker(void *ctx, int worker) {
 
 typedef struct sl__dirscan {
     const safeload_allocator *a;
+    const char *dir;
     char *index;                /* a *.safetensors.index.json (model.* preferred) */
     char *single;               /* a *.safetensors (model.safetensors preferred) */
     int n_index, n_single, oom, has_model, has_model_single;
@@ -5379,12 +5390,33 @@ static char *sl__strdup(const safeload_allocator *a, const char *s, size_t n) {
     return d;
 }
 
+/* dir + "/" + name (name may not be absolute or climb out with ".."). */
+static char *sl__join(const safeload_allocator *a, const char *dir, size_t dlen, const char *name,
+                      size_t nlen) {
+    char *p = (char *)sl__malloc(a, dlen + nlen + 2);
+    if (!p) return NULL;
+    memcpy(p, dir, dlen);
+    if (dlen && dir[dlen - 1] != '/' && dir[dlen - 1] != '\\') p[dlen++] = '/';
+    memcpy(p + dlen, name, nlen);
+    p[dlen + nlen] = 0;
+    return p;
+}
+
 static int sl__dirscan_fn(void *user, const char *name) {
     sl__dirscan *d = (sl__dirscan *)user;
     char **slot = NULL;
     /* hidden files are not candidates: macOS leaves "._model.safetensors" (AppleDouble
        metadata, not a checkpoint) beside the real file on exFAT and network drives */
     if (name[0] == '.') return 0;
+    if (sl__ends_with(name, ".safetensors") || sl__ends_with(name, ".safetensors.index.json")) {
+        /* a folder named like a checkpoint is not one (nor a candidate to choose between) */
+        char *full = sl__join(d->a, d->dir, strlen(d->dir), name, strlen(name));
+        int is_dir;
+        if (!full) { d->oom = 1; return 0; }
+        is_dir = sl__os_is_dir(full, d->a);
+        sl__free(d->a, full);
+        if (is_dir) return 0;
+    }
     if (sl__ends_with(name, ".safetensors.index.json")) {
         int model = strcmp(name, "model.safetensors.index.json") == 0;
         d->n_index++;
@@ -5404,17 +5436,6 @@ static int sl__dirscan_fn(void *user, const char *name) {
     return 0;
 }
 
-/* dir + "/" + name (name may not be absolute or climb out with ".."). */
-static char *sl__join(const safeload_allocator *a, const char *dir, size_t dlen, const char *name,
-                      size_t nlen) {
-    char *p = (char *)sl__malloc(a, dlen + nlen + 2);
-    if (!p) return NULL;
-    memcpy(p, dir, dlen);
-    if (dlen && dir[dlen - 1] != '/' && dir[dlen - 1] != '\\') p[dlen++] = '/';
-    memcpy(p + dlen, name, nlen);
-    p[dlen + nlen] = 0;
-    return p;
-}
 
 
 static int sl__kv_value_less(const safeload_kv *x, const safeload_kv *y) {
@@ -5623,6 +5644,7 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
         sl__dirscan d;
         memset(&d, 0, sizeof d);
         d.a = &m->alloc;
+        d.dir = path;
         if (sl__os_list_dir(path, &m->alloc, sl__dirscan_fn, &d) != 0)
             r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                          "cannot list the directory");
@@ -6246,7 +6268,7 @@ static void sl__maybe_progress(sl__load *L, uint64_t *last, int final) {
     if (L->progress(L->progress_user, done, L->total_bytes) != 0) {
         sl__mutex_lock(&L->mu);
         if (!L->have_error) {
-            sl__fail(&L->first, SAFELOAD_CANCELLED, "", SAFELOAD_NO_OFFSET, NULL, 0,
+            sl__fail(&L->first, SAFELOAD_CANCELLED, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
                      "cancelled by the progress callback at %llu of %llu bytes", (sl__ull)done,
                      (sl__ull)L->total_bytes);
             L->have_error = 1;

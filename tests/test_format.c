@@ -877,6 +877,29 @@ static void test_messages(void) {
     CHECK(open_hdr("{\"a\":{\"dtype\":\"F33\",\"shape\":[],\"data_offsets\":[0,0]}}", &e)
           == SAFELOAD_INVALID_JSON);
     CHECK_MSG(strstr(e.message, "unknown variant `F33`") != NULL, "%s", e.message);
+    /* errors inside an entry name its tensor, inside a metadata value its key; errors between
+       entries, or in a key itself, name none */
+    CHECK(strcmp(e.tensor, "a") == 0);
+    CHECK(open_hdr("{\"ok\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},"
+                   "\"b.w\":{\"dtype\":\"U8\",\"shape\":[-1],\"data_offsets\":[1,2]}}", &e)
+          == SAFELOAD_INVALID_JSON);
+    CHECK_MSG(strcmp(e.tensor, "b.w") == 0 && e.offset == 8 + 82, "%s @%llu", e.tensor,
+              (unsigned long long)e.offset);
+    CHECK(open_hdr("{\"b\":{\"dtype\":\"U8\",\"shape\":[1]}}", &e) == SAFELOAD_INVALID_JSON);
+    CHECK(strcmp(e.tensor, "b") == 0 && strstr(e.message, "data_offsets") != NULL);
+    CHECK(open_hdr("{\"b\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1,2]}}", &e)
+          == SAFELOAD_INVALID_JSON);
+    CHECK(strcmp(e.tensor, "b") == 0);
+    CHECK(open_hdr("{\"__metadata__\":{\"x\":\"1\",\"step\":1000}}", &e) == SAFELOAD_INVALID_JSON);
+    CHECK_MSG(strcmp(e.tensor, "step") == 0 && e.offset == 8 + 32, "%s @%llu", e.tensor,
+              (unsigned long long)e.offset);
+    CHECK(open_hdr("{\"__metadata__\":{\"k\":\"\xff\"}}", &e) == SAFELOAD_INVALID_UTF8);
+    CHECK(strcmp(e.tensor, "k") == 0);
+    CHECK(open_hdr("{\"ok\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,0]} x}", &e)
+          == SAFELOAD_INVALID_JSON);
+    CHECK(e.tensor[0] == 0);                                /* between entries */
+    CHECK(open_hdr("{\"__metadata__\":{\"k\":\"v\"},\"a\\q\":{}}", &e) == SAFELOAD_INVALID_JSON);
+    CHECK(e.tensor[0] == 0);                                /* a bad escape in a key */
 }
 
 /* ---- well-formed files --------------------------------------------------------------- */

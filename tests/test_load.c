@@ -872,6 +872,7 @@ static void test_shards(const tl_model *m) {
                   (unsigned long long)e.offset, e.message);
         tl_write_text(idx, "{\"weight_map\": {\"a\": 1}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        CHECK(strcmp(e.tensor, "a") == 0 && e.offset == 21);     /* names the tensor */
         tl_write_text(idx, "{\"metadata\": {\"k\": 1, \"k\": 2}, \"weight_map\": {}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && mod == NULL);
         CHECK(e.offset == 22 && strcmp(e.tensor, "k") == 0);          /* the second "k" */
@@ -981,6 +982,16 @@ static void test_shards(const tl_model *m) {
             CHECK_EQ_U64(safeload_model_tensor_count(mod), 5);
             CHECK(safeload_model_has_index(mod) == 0 && safeload_model_has_index(NULL) == 0);
             safeload_model_close(mod);
+            snprintf(f2, sizeof f2, "%s/model.safetensors", d2);      /* folders: ignored */
+            CHECK(mkdir(f2, 0755) == 0);
+            snprintf(f2, sizeof f2, "%s/x.safetensors.index.json", d2);
+            CHECK(mkdir(f2, 0755) == 0);
+            CHECK_MSG(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+            CHECK_EQ_U64(safeload_model_tensor_count(mod), 5);
+            safeload_model_close(mod);
+            CHECK(rmdir(f2) == 0);
+            snprintf(f2, sizeof f2, "%s/model.safetensors", d2);
+            CHECK(rmdir(f2) == 0);
             snprintf(f2, sizeof f2, "%s/._only.safetensors", d2);     /* hidden: ignored */
             tl_write_text(f2, "Mac OS X AppleDouble");
             CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
@@ -1077,6 +1088,7 @@ static void test_progress_cancel(const tl_model *m, const char *path) {
             }
             CHECK_MSG(r == SAFELOAD_CANCELLED && l == NULL, "threads %d cancel at %d: %s", th, k,
                       safeload_result_id(r));
+            CHECK_STR(e.file, path);                /* the error names the checkpoint */
             CHECK_EQ_U64(ta.live, 0);
             CHECK_EQ_U64(pg.calls, k);      /* no calls after the one that cancelled */
         }
