@@ -5556,9 +5556,16 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
         if (job.res[i] == SAFELOAD_OK) continue;
         r = job.res[i];
         if (err) *err = job.errs[i];
-        if (r == SAFELOAD_IO_ERROR)
-            r = sl__fail(err, SAFELOAD_INDEX_SHARD_MISSING, paths[i], SAFELOAD_NO_OFFSET, NULL,
-                         0, "shard listed in %s cannot be opened: %s", path, job.errs[i].message);
+        if (r == SAFELOAD_IO_ERROR) {
+            /* name the first tensor the index puts there (its offset would be the index's,
+               and err.file is the shard) */
+            const safeload_kv *first = NULL;
+            for (k = 0; k < ix->map_count && !first; k++)
+                if (strcmp(ix->map[k].value, names[i]) == 0) first = &ix->map[k];
+            r = sl__fail(err, SAFELOAD_INDEX_SHARD_MISSING, paths[i], SAFELOAD_NO_OFFSET,
+                         first ? first->key : NULL, first ? first->key_len : 0,
+                         "shard listed in %s cannot be opened: %s", path, job.errs[i].message);
+        }
         goto done;
     }
 

@@ -385,8 +385,9 @@ static int cmd_verify(int argc, char **argv) {
         print_verify_error(argv[0], &e);
         return is_io(r) ? 2 : 1;
     }
-    for (k = 0; k < safeload_model_shard_count(m); k++)
-        bytes += safeload_data_size(safeload_model_shard(m, k));
+    /* the model's tensors: an unlisted shard tensor (a warning) is not part of it */
+    for (k = 0; k < safeload_model_tensor_count(m); k++)
+        bytes += safeload_model_tensor_at(m, k, NULL)->nbytes;
     print_warnings(argv[0], m);
     k = safeload_model_tensor_count(m);
     printf("ok: ");

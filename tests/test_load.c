@@ -845,6 +845,7 @@ static void test_shards(const tl_model *m) {
         tl_write_index(m, idx, ",\n    \"ghost.weight\": \"model-00009-of-00009.safetensors\"", shard_of);
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INDEX_SHARD_MISSING);
         CHECK(strstr(e.file, "model-00009-of-00009") != NULL);
+        CHECK_STR(e.tensor, "ghost.weight");        /* the tensor the index puts there */
         /* a name listed twice in weight_map */
         snprintf(bad, sizeof bad, ",\n    \"%s\": \"%s\"", m->t[1].name, shard_of[1]);
         tl_write_index(m, idx, bad, shard_of);
