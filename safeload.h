@@ -5404,35 +5404,27 @@ static char *sl__join(const safeload_allocator *a, const char *dir, size_t dlen,
 
 static int sl__dirscan_fn(void *user, const char *name) {
     sl__dirscan *d = (sl__dirscan *)user;
-    char **slot = NULL;
+    int is_index = sl__ends_with(name, ".safetensors.index.json"), is_dir, model;
+    char **slot = is_index ? &d->index : &d->single;
+    char *full;
     /* hidden files are not candidates: macOS leaves "._model.safetensors" (AppleDouble
        metadata, not a checkpoint) beside the real file on exFAT and network drives */
-    if (name[0] == '.') return 0;
-    if (sl__ends_with(name, ".safetensors") || sl__ends_with(name, ".safetensors.index.json")) {
-        /* a folder named like a checkpoint is not one (nor a candidate to choose between) */
-        char *full = sl__join(d->a, d->dir, strlen(d->dir), name, strlen(name));
-        int is_dir;
-        if (!full) { d->oom = 1; return 0; }
-        is_dir = sl__os_is_dir(full, d->a);
-        sl__free(d->a, full);
-        if (is_dir) return 0;
+    if (name[0] == '.' || (!is_index && !sl__ends_with(name, ".safetensors"))) return 0;
+    /* a folder named like a checkpoint is not one (nor a candidate to choose between) */
+    if (!(full = sl__join(d->a, d->dir, strlen(d->dir), name, strlen(name)))) {
+        d->oom = 1;
+        return 0;
     }
-    if (sl__ends_with(name, ".safetensors.index.json")) {
-        int model = strcmp(name, "model.safetensors.index.json") == 0;
-        d->n_index++;
-        d->has_model |= model;
-        if (!d->index || model) slot = &d->index;
-    } else if (sl__ends_with(name, ".safetensors")) {
-        int model = strcmp(name, "model.safetensors") == 0;
-        d->n_single++;
-        d->has_model_single |= model;
-        if (!d->single || model) slot = &d->single;
-    }
-    if (slot) {
-        sl__free(d->a, *slot);
-        *slot = sl__strdup(d->a, name, strlen(name));
-        if (!*slot) d->oom = 1;
-    }
+    is_dir = sl__os_is_dir(full, d->a);
+    sl__free(d->a, full);
+    if (is_dir) return 0;
+    /* one of a kind is taken; among several, the model.* one */
+    model = strcmp(name, is_index ? "model.safetensors.index.json" : "model.safetensors") == 0;
+    *(is_index ? &d->n_index : &d->n_single) += 1;
+    *(is_index ? &d->has_model : &d->has_model_single) |= model;
+    if (*slot && !model) return 0;
+    sl__free(d->a, *slot);
+    if (!(*slot = sl__strdup(d->a, name, strlen(name)))) d->oom = 1;
     return 0;
 }
 
@@ -6500,7 +6492,7 @@ static safeload_result sl__load_map(sl__load *L) {
         if (f->src.kind == SL__SRC_FILE && f->src.size && L->reqs[i].src_len)
             L->maps[L->reqs[i].shard] = (const unsigned char *)1;
     }
-    for (i = 0; i < n && ok; i++) {
+    for (i = 0; i < n; i++) {
         safeload_file *f = L->shards[i];
         uint64_t now;
         if (!L->maps[i]) continue;
@@ -6515,7 +6507,7 @@ static safeload_result sl__load_map(sl__load *L) {
         } else if (sl__file_map(f, NULL) == SAFELOAD_OK) {
             L->maps[i] = sl__file_mapped(f);
         }
-        if (!L->maps[i]) ok = 0;
+        if (!L->maps[i]) { ok = 0; break; }
     }
     if (ok && files) return SAFELOAD_OK;
     for (; i < n; i++) L->maps[i] = NULL;                  /* the marks not yet visited */
