@@ -47,11 +47,29 @@ static int usage(void) {
     return 2;
 }
 
+static void put_str(FILE *o, const char *s);
+
+/* "error: WHAT ARG", then the usage: says which argument was wrong before how to fix it */
+static int usage_error(const char *what, const char *arg) {
+    fprintf(stderr, "error: %s", what);
+    if (arg) { fputc(' ', stderr); put_str(stderr, arg); }
+    fputc('\n', stderr);
+    return usage();
+}
+
+/* a command-line argument that was not understood: an option, a second PATH, or one missing */
+static int bad_arg(const char *arg, const char *path) {
+    if (arg[0] == '-') return usage_error("unknown option", arg);
+    return usage_error(path ? "more than one PATH:" : "unexpected argument", arg);
+}
+
 /* Names, metadata, messages and paths may come from a hostile file or name: control bytes (C0,
    DEL, and C1 as UTF-8) are written as \xNN, and a backslash as \\, so a checkpoint cannot
    drive the terminal or forge output lines, and a name holding the text \x0a reads differently
-   from one holding a newline. Pads to width bytes. Returns the bytes written, or with o NULL
-   writes nothing and returns the bytes it would write before the padding. */
+   from one holding a newline. Pads to width columns, counting one per character (UTF-8
+   continuation bytes take none; wide CJK characters are counted as one). Returns the columns
+   written, or with o NULL writes nothing and returns the columns it would write before the
+   padding. */
 static size_t put_text(FILE *o, const char *s, size_t n, size_t width) {
     size_t i, w = 0;
     for (i = 0; i < n; i++) {
@@ -63,7 +81,7 @@ static size_t put_text(FILE *o, const char *s, size_t n, size_t width) {
             w += 8;
         } else if (c < 0x20 || c == 0x7F) { if (o) fprintf(o, "\\x%02x", c); w += 4; }
         else if (c == '\\') { if (o) fputs("\\\\", o); w += 2; }
-        else { if (o) fputc(c, o); w++; }
+        else { if (o) fputc(c, o); if ((c & 0xC0) != 0x80) w++; }
     }
     if (!o) return w;
     for (; w < width; w++) fputc(' ', o);
@@ -122,13 +140,15 @@ static void put_name(FILE *o, const safeload_error *e) {
     fputc(']', o);
 }
 
-/* warning: FILE: ID: message [tensor NAME] */
+/* warning: FILE: ID: message [tensor NAME] (byte N) */
 static void print_warning(const char *path, const safeload_error *w, const safeload_model *m) {
     fprintf(stderr, "warning: ");
     put_str(stderr, err_file(w, path, m));
     fprintf(stderr, ": %s: ", safeload_result_id(w->code));
     put_str(stderr, w->message);
     put_name(stderr, w);
+    if (w->offset != SAFELOAD_NO_OFFSET) fprintf(stderr, " (byte %llu)",
+                                                 (unsigned long long)w->offset);
     fputc('\n', stderr);
 }
 
@@ -228,7 +248,15 @@ static void human_bytes(char *buf, size_t cap, uint64_t n) {
     else snprintf(buf, cap, "%.2f GiB", (double)n / 1073741824.0);
 }
 
-static void inspect_table(const safeload_file *f, const char *path) {
+/* A tensor of shard k that the model leaves out: in the shard but not in the index's
+   weight_map (INDEX_UNLISTED_TENSOR, a warning). m is NULL for a single file. */
+static int unlisted(const safeload_model *m, size_t k, const safeload_tensor *t) {
+    size_t shard;
+    return m && (!safeload_model_find(m, t->name, &shard) || shard != k);
+}
+
+static void inspect_table(const safeload_file *f, const char *path, const safeload_model *m,
+                          size_t shard) {
     size_t i, n = safeload_tensor_count(f), w = 4;
     char shape[96], size[32];
     for (i = 0; i < n; i++) {      /* as printed, escapes and all */
@@ -260,13 +288,15 @@ static void inspect_table(const safeload_file *f, const char *path) {
         shape_string(shape, sizeof shape, t);
         human_bytes(size, sizeof size, t->nbytes);
         put_text(stdout, t->name, t->name_len, w);
-        printf("  %-11s  %-20s  %10s  %llu\n", dtype_str(t->dtype), shape, size,
-               (unsigned long long)t->begin);
+        printf("  %-11s  %-20s  %10s  %llu%s\n", dtype_str(t->dtype), shape, size,
+               (unsigned long long)t->begin,
+               unlisted(m, shard, t) ? "  (unlisted: not in the model)" : "");
     }
 }
 
-/* one line; the sharded form puts one of these in each shard object */
-static void inspect_json(const safeload_file *f) {
+/* one line; the sharded form puts one of these in each shard object, where a tensor the index
+   does not list has "unlisted":true */
+static void inspect_json(const safeload_file *f, const safeload_model *m, size_t shard) {
     size_t i, n = safeload_tensor_count(f);
     uint32_t k;
     printf("{\"header_bytes\":%llu,\"data_bytes\":%llu,\"metadata\":{",
@@ -286,8 +316,8 @@ static void inspect_json(const safeload_file *f) {
         json_string(stdout, t->name, t->name_len);
         printf(",\"dtype\":\"%s\",\"shape\":[", dtype_str(t->dtype));
         for (k = 0; k < t->rank; k++) printf("%s%llu", k ? "," : "", (unsigned long long)t->shape[k]);
-        printf("],\"data_offsets\":[%llu,%llu]}", (unsigned long long)t->begin,
-               (unsigned long long)t->end);
+        printf("],\"data_offsets\":[%llu,%llu]%s}", (unsigned long long)t->begin,
+               (unsigned long long)t->end, unlisted(m, shard, t) ? ",\"unlisted\":true" : "");
     }
     printf("]}");
 }
@@ -320,15 +350,15 @@ static int cmd_inspect(int argc, char **argv) {
     for (i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (!path && argv[i][0] != '-') path = argv[i];
-        else return usage();
+        else return bad_arg(argv[i], path);
     }
-    if (!path) return usage();
+    if (!path) return usage_error("inspect needs a PATH", NULL);
     r = open_model(path, &m, &e);
     if (r != SAFELOAD_OK) { print_error(path, &e, NULL); return is_io(r) ? 2 : 1; }
     n = safeload_model_shard_count(m);
     if (!safeload_model_has_index(m)) {
-        if (json) { inspect_json(safeload_model_shard(m, 0)); putchar('\n'); }
-        else inspect_table(safeload_model_shard(m, 0), path);
+        if (json) { inspect_json(safeload_model_shard(m, 0), NULL, 0); putchar('\n'); }
+        else inspect_table(safeload_model_shard(m, 0), path, NULL, 0);
     } else if (json) {
         /* a sharded model: the index metadata, then each shard as a single-file object */
         printf("{\"metadata\":{");
@@ -346,8 +376,24 @@ static int cmd_inspect(int argc, char **argv) {
             json_string(stdout, safeload_file_path(safeload_model_shard(m, k)),
                         strlen(safeload_file_path(safeload_model_shard(m, k))));
             printf(",\"checkpoint\":");
-            inspect_json(safeload_model_shard(m, k));
+            inspect_json(safeload_model_shard(m, k), m, k);
             printf("}");
+        }
+        /* the warnings also go to stderr below, as for every command */
+        printf("],\"warnings\":[");
+        for (k = 0; k < safeload_model_warning_count(m); k++) {
+            const safeload_error *w = safeload_model_warning(m, k);
+            const char *file = err_file(w, path, m);
+            if (k) putchar(',');
+            printf("{\"id\":\"%s\",\"file\":", safeload_result_id(w->code));
+            json_string(stdout, file, strlen(file));
+            printf(",\"tensor\":");
+            json_string(stdout, w->tensor, strlen(w->tensor));
+            if (w->offset != SAFELOAD_NO_OFFSET)
+                printf(",\"byte\":%llu", (unsigned long long)w->offset);
+            printf(",\"message\":");
+            json_string(stdout, w->message, strlen(w->message));
+            putchar('}');
         }
         printf("]}\n");
     } else {
@@ -365,7 +411,8 @@ static int cmd_inspect(int argc, char **argv) {
         }
         for (k = 0; k < n; k++) {
             printf("\n");
-            inspect_table(safeload_model_shard(m, k), safeload_file_path(safeload_model_shard(m, k)));
+            inspect_table(safeload_model_shard(m, k), safeload_file_path(safeload_model_shard(m, k)),
+                          m, k);
         }
     }
     print_warnings(path, m);
@@ -379,7 +426,9 @@ static int cmd_verify(int argc, char **argv) {
     safeload_result r;
     uint64_t bytes = 0;
     size_t k;
-    if (argc != 1 || argv[0][0] == '-') return usage();
+    if (argc == 0) return usage_error("verify needs a PATH", NULL);
+    if (argv[0][0] == '-') return bad_arg(argv[0], NULL);
+    if (argc > 1) return bad_arg(argv[1], argv[0]);
     r = open_model(argv[0], &m, &e);
     if (r != SAFELOAD_OK) {
         print_verify_error(argv[0], &e);
@@ -412,7 +461,8 @@ static int cmd_sample(int argc, char **argv) {
     safeload_error e;
     uint32_t x = 12345;
     int i;
-    if (argc != 1) return usage();
+    if (argc == 0) return usage_error("sample needs an OUT path", NULL);
+    if (argc > 1) return usage_error("unexpected argument", argv[1]);
     for (i = 0; i < 64 * 32; i++) {            /* bf16 of small signed values */
         float v = (float)((int)((x = x * 1103515245u + 12345u) >> 20 & 255) - 128) / 256.0f;
         uint32_t b;
@@ -485,7 +535,7 @@ static int cmd_load(int argc, char **argv) {
     safeload_result r;
     bar_state bar;
     int i, checksum = 0;
-    double t0, t1;
+    double t0, t1, t2;
     static const char *const io_names[] = {"default", "read", "mmap", "direct"};
     memset(&d, 0, sizeof d);
     for (i = 0; i < argc; i++) {
@@ -495,32 +545,39 @@ static int cmd_load(int argc, char **argv) {
             long v;
             errno = 0;
             v = strtol(argv[++i], &end, 10);
-            if (errno || end == argv[i] || *end || v < 0 || v > 1024) return usage();
+            if (errno || end == argv[i] || *end || v < 0 || v > 1024)
+                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
             d.threads = (int)v;
         }
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
-            if (!parse_dtype(argv[++i], &dtype)) return usage();
+            if (!parse_dtype(argv[++i], &dtype))
+                return usage_error("--dtype takes f32, f16 or bf16, not", argv[i]);
         } else if (strcmp(argv[i], "--io") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             if (strcmp(v, "read") == 0) d.io = SAFELOAD_IO_READ;
             else if (strcmp(v, "mmap") == 0) d.io = SAFELOAD_IO_MMAP;
             else if (strcmp(v, "direct") == 0) d.io = SAFELOAD_IO_DIRECT;
-            else return usage();
+            else return usage_error("--io takes read, mmap or direct, not", v);
         } else if (strcmp(argv[i], "--progress") == 0) {
             d.progress = progress_bar;
             d.progress_user = &bar;
         } else if (strcmp(argv[i], "--checksum") == 0) checksum = 1;
         else if (!path && argv[i][0] != '-') path = argv[i];
-        else return usage();
+        else if (i + 1 == argc && (strcmp(argv[i], "--threads") == 0 ||
+                                   strcmp(argv[i], "--dtype") == 0 || strcmp(argv[i], "--io") == 0))
+            return usage_error("a value is missing after", argv[i]);
+        else return bad_arg(argv[i], path);
     }
-    if (!path) return usage();
+    if (!path) return usage_error("load needs a PATH", NULL);
     d.stats = &st;
-    t0 = now_seconds();
-    bar.t0 = t0;
     bar.shown = 0;
+    /* the rate is the load's alone: opening (the headers, the index) is timed apart */
+    t0 = now_seconds();
     r = safeload_model_open(&m, path, NULL, &e);
-    if (r == SAFELOAD_OK) r = safeload_load_all(m, dtype, &d, &l, &e);
     t1 = now_seconds();
+    bar.t0 = t1;
+    if (r == SAFELOAD_OK) r = safeload_load_all(m, dtype, &d, &l, &e);
+    t2 = now_seconds();
     if (r != SAFELOAD_OK) {
         if (bar.shown) fputc('\n', stderr);
         print_error(path, &e, m);
@@ -528,10 +585,10 @@ static int cmd_load(int argc, char **argv) {
         return is_io(r) ? 2 : 1;
     }
     print_warnings(path, m);
-    printf("loaded: %llu tensor%s, %llu byte%s in %.3f s, %.2f GB/s (%llu byte%s written; "
-           "%d thread%s, io %s)\n", (unsigned long long)l->count, plural(l->count),
-           (unsigned long long)st.bytes_read, plural(st.bytes_read), t1 - t0,
-           (double)st.bytes_read / 1e9 / (t1 - t0 > 0 ? t1 - t0 : 1e-9),
+    printf("loaded: %llu tensor%s, %llu byte%s in %.3f s, %.2f GB/s (opened in %.3f s; %llu "
+           "byte%s written; %d thread%s, io %s)\n", (unsigned long long)l->count,
+           plural(l->count), (unsigned long long)st.bytes_read, plural(st.bytes_read), t2 - t1,
+           (double)st.bytes_read / 1e9 / (t2 - t1 > 0 ? t2 - t1 : 1e-9), t1 - t0,
            (unsigned long long)st.bytes_written, plural(st.bytes_written), st.threads,
            st.threads == 1 ? "" : "s", io_names[st.io]);
     if (checksum) {
@@ -563,9 +620,12 @@ static int cmd_keys(int argc, char **argv) {
     for (i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) names = argv[++i];
         else if (!path && argv[i][0] != '-') path = argv[i];
-        else return usage();
+        else if (i + 1 == argc && strcmp(argv[i], "--expect") == 0)
+            return usage_error("a value is missing after", argv[i]);
+        else return bad_arg(argv[i], path);
     }
-    if (!path || !names) return usage();
+    if (!path) return usage_error("keys needs a PATH", NULL);
+    if (!names) return usage_error("keys needs --expect NAMES_FILE", NULL);
     fp = fopen(names, "rb");
     if (!fp) {
         fprintf(stderr, "error: ");
@@ -639,7 +699,7 @@ static int cmd_keys(int argc, char **argv) {
 }
 
 static int run(int argc, char **argv) {
-    if (argc < 2) return usage();
+    if (argc < 2) return usage_error("no command given", NULL);
     if (strcmp(argv[1], "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc - 2, argv + 2);
     if (strcmp(argv[1], "sample") == 0) return cmd_sample(argc - 2, argv + 2);
@@ -650,7 +710,7 @@ static int run(int argc, char **argv) {
         fputs(usage_text, stdout);
         return 0;
     }
-    return usage();
+    return usage_error(argv[1][0] == '-' ? "unknown option" : "unknown command", argv[1]);
 }
 
 int main(int argc, char **argv) {

@@ -13,7 +13,7 @@ run() { out=$("$@" 2>"$T/err"); rc=$?; }
 err() { cat "$T/err"; }
 # mk FILE HEADER [DATA]: a safetensors image by hand (ASCII header under 64 KiB)
 mk() {
-    n=${#2}
+    n=$(printf '%s' "$2" | wc -c)   # bytes, whatever the locale
     printf "\\$(printf %03o $((n % 256)))\\$(printf %03o $((n / 256)))\\000\\000\\000\\000\\000\\000" > "$1"
     printf '%s%s' "$2" "${3:-}" >> "$1"
 }
@@ -54,6 +54,23 @@ case "$out" in "error: $T/trail.safetensors: INCOMPLETE_BUFFER: "*"(byte 7360)")
 run $RUNNER "$CLI" verify; check "verify usage exit" 2 "$rc"
 run $RUNNER "$CLI" verify "$T/missing.safetensors"; check "verify missing exit" 2 "$rc"
 run $RUNNER "$CLI" frobnicate; check "unknown command exit" 2 "$rc"
+check "unknown command" "error: unknown command frobnicate" "$(head -n 1 "$T/err")"
+# a usage error says what was wrong first, then the usage
+for a in "verify|error: verify needs a PATH" "verify a b|error: more than one PATH: b" \
+         "verify --x|error: unknown option --x" "inspect a --yaml|error: unknown option --yaml" \
+         "load|error: load needs a PATH" "load a --threads|error: a value is missing after --threads" \
+         "load a --threads 2x|error: --threads takes a whole number from 0 to 1024, not 2x" \
+         "load a --threads 1025|error: --threads takes a whole number from 0 to 1024, not 1025" \
+         "load a --dtype f64|error: --dtype takes f32, f16 or bf16, not f64" \
+         "load a --io fast|error: --io takes read, mmap or direct, not fast" \
+         "keys a|error: keys needs --expect NAMES_FILE" "keys a --expect|error: a value is missing after --expect" \
+         "sample|error: sample needs an OUT path" "sample a b|error: unexpected argument b" \
+         "|error: no command given"; do
+    # shellcheck disable=SC2086
+    run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*} exit" 2 "$rc"
+    check "usage: ${a%%|*}" "${a#*|}" "$(head -n 1 "$T/err")"
+    check "usage: ${a%%|*} then the usage" "usage:" "$(sed -n 2p "$T/err")"
+done
 run $RUNNER "$CLI" --help; check "help exit" 0 "$rc"
 case "$out" in usage:*"safeload verify PATH"*) ;; *) echo "FAIL: help on stdout: $out"; fail=1;; esac
 mkdir "$T/empty"; run $RUNNER "$CLI" verify "$T/empty"; check "verify empty dir exit" 2 "$rc"
@@ -110,7 +127,15 @@ check "verify /dev/zero" "error: /dev/zero: IO_ERROR: cannot open: a character d
 mkdir "$T/one"; cp "$T/s.safetensors" "$T/one/m.safetensors"
 printf '{"weight_map": {"lm_head.scale": "m.safetensors"}}' > "$T/one/model.safetensors.index.json"
 run $RUNNER "$CLI" inspect --json "$T/one"; check "inspect one-shard index exit" 0 "$rc"
-check "one-shard index json" "{\"metadata\":{},\"shards\":[{\"file\":\"$T/one/m.safetensors\",\"checkpoint\":$sjson}]}" "$out"
+# the five tensors the index leaves out are marked, and each has a warning (with its byte)
+ujson=$(printf '%s' "$sjson" | sed 's/\("data_offsets":\[[0-9]*,[0-9]*\]\)}/\1,"unlisted":true}/g; s/"data_offsets":\[0,8\],"unlisted":true/"data_offsets":[0,8]/')
+uw() { printf '{"id":"INDEX_UNLISTED_TENSOR","file":"%s","tensor":"%s","byte":%s,"message":"tensor is in this shard but not in %s'"'"'s weight_map; it is left out of the model"}' "$T/one/m.safetensors" "$1" "$2" "$T/one/model.safetensors.index.json"; }
+warns="$(uw model.norm.weight 131),$(uw model.embed_tokens.weight 203),$(uw empty.bias 290),$(uw model.layers.0.self_attn.q_proj.weight 358),$(uw model.layers.0.mlp.experts.3.up_proj.weight 458)"
+check "one-shard index json" "{\"metadata\":{},\"shards\":[{\"file\":\"$T/one/m.safetensors\",\"checkpoint\":$ujson}],\"warnings\":[$warns]}" "$out"
+check "one-shard index warning" "warning: $T/one/m.safetensors: INDEX_UNLISTED_TENSOR: tensor is in this shard but not in $T/one/model.safetensors.index.json's weight_map; it is left out of the model [tensor empty.bias] (byte 290)" "$(sed -n 3p "$T/err")"
+run $RUNNER "$CLI" inspect "$T/one"
+check "one-shard index table" "lm_head.scale                                F64          []                           8 B  0
+model.norm.weight                            F32          [32]                       128 B  8  (unlisted: not in the model)" "$(printf '%s\n' "$out" | sed -n 8,9p)"
 
 # output that cannot be written is a failure
 if [ -w /dev/full ]; then
@@ -157,8 +182,8 @@ case "$out" in "error: $T/dup: INDEX_DUPLICATE_TENSOR: "*" [tensor z] [file $T/d
 printf 'lm_head.scale\n' > "$T/one.names"
 run $RUNNER "$CLI" keys "$T/one" --expect "$T/one.names"; check "keys one-shard exit" 0 "$rc"
 check "keys one-shard output" "1 expected, 1 in the checkpoint: 0 missing, 0 unexpected" "$out"
-check "keys warnings" 5 "$(grep -c "^warning: $T/one/m.safetensors: INDEX_UNLISTED_TENSOR: .* \[tensor [a-z_.0-9]*\]$" "$T/err")"
-check "keys warning for model.norm.weight" 1 "$(grep -c '\[tensor model.norm.weight\]$' "$T/err")"
+check "keys warnings" 5 "$(grep -c "^warning: $T/one/m.safetensors: INDEX_UNLISTED_TENSOR: .* \[tensor [a-z_.0-9]*\] (byte [0-9]*)$" "$T/err")"
+check "keys warning for model.norm.weight" 1 "$(grep -c '\[tensor model.norm.weight\] (byte 131)$' "$T/err")"
 run $RUNNER "$CLI" verify "$T/one"; check "verify one-shard (the model's bytes)" "ok: $T/one: 1 tensor, 8 bytes" "$out"
 check "verify warnings" 5 "$(grep -c "^warning: $T/one/m.safetensors: INDEX_UNLISTED_TENSOR: " "$T/err")"
 
@@ -168,14 +193,14 @@ run $RUNNER "$CLI" verify "$T/u8.safetensors"; check "verify singular" "ok: $T/u
 run $RUNNER "$CLI" inspect "$T/u8.safetensors"
 check "inspect singular" "$T/u8.safetensors: 1 tensor, header 53 bytes, data 1 byte" "$(printf '%s\n' "$out" | head -n 1)"
 run $RUNNER "$CLI" load "$T/u8.safetensors" --threads 1
-case "$out" in "loaded: 1 tensor, 1 byte in "*" GB/s (1 byte written; 1 thread, io read)") ;; *) echo "FAIL: load singular: $out"; fail=1;; esac
+case "$out" in "loaded: 1 tensor, 1 byte in "*" GB/s (opened in "*" s; 1 byte written; 1 thread, io read)") ;; *) echo "FAIL: load singular: $out"; fail=1;; esac
 mkdir "$T/two"; cp "$T/u8.safetensors" "$T/two/a.safetensors"
 mk "$T/two/b.safetensors" '{"y":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}' yy
 printf '{"metadata":{"total_size":3},"weight_map":{"z":"a.safetensors","y":"b.safetensors"}}' > "$T/two/model.safetensors.index.json"
 run $RUNNER "$CLI" inspect "$T/two"; check "inspect sharded header" "$T/two: 2 shards, 2 tensors" "$(printf '%s\n' "$out" | head -n 1)"
 run $RUNNER "$CLI" inspect "$T/one"; check "inspect one-shard header" "$T/one: 1 shard, 1 tensor" "$(printf '%s\n' "$out" | head -n 1)"
 run $RUNNER "$CLI" inspect --json "$T/two"
-check "sharded json" "{\"metadata\":{\"total_size\":\"3\"},\"shards\":[{\"file\":\"$T/two/a.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":1,\"metadata\":{},\"tensors\":[{\"name\":\"z\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}]}},{\"file\":\"$T/two/b.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":2,\"metadata\":{},\"tensors\":[{\"name\":\"y\",\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}]}}]}" "$out"
+check "sharded json" "{\"metadata\":{\"total_size\":\"3\"},\"shards\":[{\"file\":\"$T/two/a.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":1,\"metadata\":{},\"tensors\":[{\"name\":\"z\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}]}},{\"file\":\"$T/two/b.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":2,\"metadata\":{},\"tensors\":[{\"name\":\"y\",\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}]}}],\"warnings\":[]}" "$out"
 check "sharded json lines" 1 "$($RUNNER "$CLI" inspect --json "$T/two" | wc -l | tr -d ' ')"
 
 # paths given print escaped everywhere: control bytes as \xNN, a backslash as \\ (a name with
@@ -208,6 +233,10 @@ run $RUNNER "$CLI" inspect "$T/bs.safetensors"
 check "inspect backslash" 'name     dtype        shape                       size  offset
 a\\x0ab  U8           [1]                          1 B  0
 a\x0ab   U8           [1]                          1 B  1' "$(printf '%s\n' "$out" | sed 1d)"
+# columns line up by characters, not bytes (a UTF-8 name takes one column per character)
+mk "$T/utf.safetensors" "{\"caf$(printf '\303\251')\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"xy\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}" xy
+run $RUNNER "$CLI" inspect "$T/utf.safetensors"
+check "inspect utf-8 width" "$(printf 'name  dtype        shape                       size  offset\ncaf\303\251  U8           [1]                          1 B  0\nxy    U8           [1]                          1 B  1')" "$(printf '%s\n' "$out" | sed 1d)"
 run $RUNNER "$CLI" inspect --json "$T/bs.safetensors"
 case "$out" in *'"tensors":[{"name":"a\\x0ab",'*'{"name":"a\nb",'*) ;; *) echo "FAIL: json backslash: $out"; fail=1;; esac
 
