@@ -363,7 +363,9 @@ typedef struct safeload_model_desc {
 
 /* path: a .safetensors file, an index .json, or a directory holding
    model.safetensors.index.json, or else exactly one *.safetensors.index.json, or else
-   model.safetensors, or else exactly one .safetensors file (hidden files do not count). */
+   model.safetensors, or else exactly one .safetensors file, or else exactly one variant index
+   *.safetensors.index.V.json when every .safetensors file there has ".V." or ".V-" in its
+   name (hidden files and folders do not count). */
 SAFELOAD_API safeload_result safeload_model_open(safeload_model **out, const char *path,
                                                  const safeload_model_desc *desc,
                                                  safeload_error *err);
@@ -5376,7 +5378,10 @@ typedef struct sl__dirscan {
     const char *dir;
     char *index;                /* a *.safetensors.index.json (model.* preferred) */
     char *single;               /* a *.safetensors (model.safetensors preferred) */
-    int n_index, n_single, oom, has_model, has_model_single;
+    char *variant;              /* a variant index, *.safetensors.index.V.json */
+    const char *mark;           /* second pass: V, counting the files without ".V." / ".V-" */
+    size_t mark_len;
+    int n_index, n_single, n_variant, n_unmarked, oom, has_model, has_model_single;
 } sl__dirscan;
 
 static int sl__ends_with(const char *s, const char *suffix) {
@@ -5402,14 +5407,39 @@ static char *sl__join(const safeload_allocator *a, const char *dir, size_t dlen,
     return p;
 }
 
+/* "fp16" in model.safetensors.index.fp16.json, the name transformers and diffusers give the
+   index of a variant (whose shards are model.fp16-00001-of-00002.safetensors); else NULL */
+static const char *sl__index_variant(const char *name, size_t *len) {
+    const char *v = strstr(name, ".safetensors.index.");
+    size_t n;
+    if (!v) return NULL;
+    v += 19;
+    n = strlen(v);
+    if (n <= 5 || !sl__ends_with(v, ".json")) return NULL;
+    *len = n - 5;
+    return v;
+}
+
+/* does a file name carry the variant mark: ".fp16." or ".fp16-" */
+static int sl__has_mark(const char *name, const char *mark, size_t len) {
+    const char *p;
+    for (p = strchr(name, '.'); p; p = strchr(p + 1, '.'))
+        if (strncmp(p + 1, mark, len) == 0 && (p[len + 1] == '.' || p[len + 1] == '-')) return 1;
+    return 0;
+}
+
 static int sl__dirscan_fn(void *user, const char *name) {
     sl__dirscan *d = (sl__dirscan *)user;
-    int is_index = sl__ends_with(name, ".safetensors.index.json"), is_dir, model;
-    char **slot = is_index ? &d->index : &d->single;
+    int is_index = sl__ends_with(name, ".safetensors.index.json"), is_dir, model, is_variant;
+    size_t vlen;
+    char **slot;
     char *full;
+    is_variant = !is_index && sl__index_variant(name, &vlen) != NULL;
+    slot = is_index ? &d->index : is_variant ? &d->variant : &d->single;
     /* hidden files are not candidates: macOS leaves "._model.safetensors" (AppleDouble
        metadata, not a checkpoint) beside the real file on exFAT and network drives */
-    if (name[0] == '.' || (!is_index && !sl__ends_with(name, ".safetensors"))) return 0;
+    if (name[0] == '.' || (!is_index && !is_variant && !sl__ends_with(name, ".safetensors")))
+        return 0;
     /* a folder named like a checkpoint is not one (nor a candidate to choose between) */
     if (!(full = sl__join(d->a, d->dir, strlen(d->dir), name, strlen(name)))) {
         d->oom = 1;
@@ -5418,6 +5448,17 @@ static int sl__dirscan_fn(void *user, const char *name) {
     is_dir = sl__os_is_dir(full, d->a);
     sl__free(d->a, full);
     if (is_dir) return 0;
+    if (d->mark) {                  /* the second pass: only the .safetensors files count */
+        if (!is_index && !is_variant && !sl__has_mark(name, d->mark, d->mark_len))
+            d->n_unmarked++;
+        return 0;
+    }
+    if (is_variant) {               /* only ever taken when it is the only one */
+        d->n_variant++;
+        if (*slot) return 0;
+        if (!(*slot = sl__strdup(d->a, name, strlen(name)))) d->oom = 1;
+        return 0;
+    }
     /* one of a kind is taken; among several, the model.* one */
     model = strcmp(name, is_index ? "model.safetensors.index.json" : "model.safetensors") == 0;
     *(is_index ? &d->n_index : &d->n_single) += 1;
@@ -5652,21 +5693,40 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
             r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
                          "%d *.safetensors.index.json files and no model.safetensors.index.json:"
                          " name one", d.n_index);
-        else if (d.index || d.n_single == 1 || d.has_model_single) {
+        else {
             const char *name = d.index ? d.index : d.single;
             is_index = d.index != NULL;
-            target = sl__join(&m->alloc, path, strlen(path), name, strlen(name));
-            if (!target) r = SL__OOM(err, path);
-        } else if (d.n_single)
-            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                         "no *.safetensors.index.json, no model.safetensors and %d "
-                         ".safetensors files: name one",
-                         d.n_single);
-        else
-            r = sl__fail(err, SAFELOAD_NOT_FOUND, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                         "no .safetensors file or index in this directory");
+            if (!d.index && d.n_single != 1 && !d.has_model_single) {
+                /* a variant's index, when it is the only one and every .safetensors file
+                   here is of that variant (a plain model.safetensors beside it wins) */
+                name = NULL;
+                if (d.n_variant == 1) {
+                    d.mark = sl__index_variant(d.variant, &d.mark_len);
+                    if (sl__os_list_dir(path, &m->alloc, sl__dirscan_fn, &d) == 0 &&
+                        d.n_unmarked == 0)
+                        name = d.variant, is_index = 1;
+                }
+            }
+            if (d.oom) r = SL__OOM(err, path);
+            else if (name) {
+                target = sl__join(&m->alloc, path, strlen(path), name, strlen(name));
+                if (!target) r = SL__OOM(err, path);
+            } else if (d.n_variant > 1)
+                r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                             "%d variant indexes (*.safetensors.index.*.json), no "
+                             "model.safetensors.index.json and no model.safetensors: name one",
+                             d.n_variant);
+            else if (d.n_single)
+                r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                             "no *.safetensors.index.json, no model.safetensors and %d "
+                             ".safetensors files: name one", d.n_single);
+            else
+                r = sl__fail(err, SAFELOAD_NOT_FOUND, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                             "no .safetensors file or index in this directory");
+        }
         sl__free(&m->alloc, d.index);
         sl__free(&m->alloc, d.single);
+        sl__free(&m->alloc, d.variant);
     } else {
         is_index = sl__ends_with(path, ".json");
         target = sl__strdup(&m->alloc, path, strlen(path));

@@ -1022,6 +1022,72 @@ static void test_shards(const tl_model *m) {
             CHECK(safeload_model_tensor_count(mod) == 0);
             safeload_model_close(mod);
         }
+        /* a variant's index (transformers/diffusers: model.safetensors.index.fp16.json over
+           model.fp16-0000N-of-00002.safetensors) is taken when it is the only index and every
+           .safetensors file is of that variant; a plain file beside it wins or makes it "name
+           one", and two variant indexes are "name one" */
+        {
+            char d2[300], f2[400];
+            const char *const of[2] = {"model.fp16-00001-of-00002.safetensors",
+                                       "model.fp16-00002-of-00002.safetensors"};
+            const char **so = (const char **)calloc(m->n, sizeof(char *));
+            size_t k, half = m->n / 2;
+            for (k = 0; k < m->n; k++) so[k] = of[k >= half];
+            snprintf(d2, sizeof d2, "%s/variant", tl_dir);
+            mkdir(d2, 0755);
+            snprintf(f2, sizeof f2, "%s/%s", d2, of[0]);
+            CHECK(tl_save(m, 0, half, f2));
+            snprintf(f2, sizeof f2, "%s/%s", d2, of[1]);
+            CHECK(tl_save(m, half, m->n, f2));
+            snprintf(f2, sizeof f2, "%s/model.safetensors.index.fp16.json", d2);
+            tl_write_index(m, f2, NULL, so);
+            snprintf(f2, sizeof f2, "%s/model.safetensors.index.fp16.json.bak", d2);
+            tl_write_text(f2, "not a candidate");
+            CHECK_MSG(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+            CHECK(safeload_model_has_index(mod) && safeload_model_shard_count(mod) == 2);
+            CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
+            CHECK(strstr(safeload_model_shard(mod, 1)->path, of[1]) != NULL);
+            safeload_model_close(mod);
+            /* an unmarked file beside them: this index is not the whole folder */
+            snprintf(f2, sizeof f2, "%s/adapter.safetensors", d2);
+            CHECK(tl_save(m, 0, 1, f2));
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK_MSG(strstr(e.message, "3 .safetensors files: name one") != NULL, "%s", e.message);
+            /* a plain model.safetensors wins over the variant */
+            snprintf(f2, sizeof f2, "%s/model.safetensors", d2);
+            {
+                char from[400];
+                snprintf(from, sizeof from, "%s/adapter.safetensors", d2);
+                CHECK(rename(from, f2) == 0);
+            }
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
+            CHECK(!safeload_model_has_index(mod) && safeload_model_tensor_count(mod) == 1);
+            safeload_model_close(mod);
+            CHECK(remove(f2) == 0);
+            /* a file with the mark elsewhere in its name counts as the variant's; "fp16x" not */
+            snprintf(f2, sizeof f2, "%s/extra.fp16.safetensors", d2);
+            CHECK(tl_save(m, 0, 1, f2));
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
+            CHECK(safeload_model_has_index(mod));
+            safeload_model_close(mod);
+            CHECK(remove(f2) == 0);
+            snprintf(f2, sizeof f2, "%s/extra.fp16x.safetensors", d2);
+            CHECK(tl_save(m, 0, 1, f2));
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(remove(f2) == 0);
+            /* two variants */
+            snprintf(f2, sizeof f2, "%s/model.safetensors.index.bf16.json", d2);
+            tl_write_text(f2, "{\"weight_map\": {}}");
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT && !mod);
+            CHECK_MSG(strstr(e.message, "2 variant indexes") != NULL, "%s", e.message);
+            /* a plain index wins over both */
+            snprintf(f2, sizeof f2, "%s/model.safetensors.index.json", d2);
+            tl_write_text(f2, "{\"weight_map\": {}}");
+            CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
+            CHECK(safeload_model_has_index(mod) && safeload_model_tensor_count(mod) == 0);
+            safeload_model_close(mod);
+            free((void *)so);
+        }
     }
     free((void *)shard_of);
 }
