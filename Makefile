@@ -93,6 +93,8 @@ test-cxx: | $(BUILD)
 	./$(BUILD)/last_clang
 	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O3 -I. -c tests/compile_check.c -o $(BUILD)/strict.o
 	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_O2.o
+	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O1 -I. -c tests/compile_check.c -o $(BUILD)/strict_O1.o
+	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -Os -I. -c tests/compile_check.c -o $(BUILD)/strict_Os.o
 	$(CLANG) $(STD) $(WARN) $(STRICT) -Wredundant-decls -Wcast-align -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_clang.o
 
 # ---- slower and tool-specific tests (CI runs them all) ----------------------------------------

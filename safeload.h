@@ -167,8 +167,9 @@ typedef enum safeload_result {
 #define SAFELOAD_NO_OFFSET UINT64_MAX
 
 /* Filled in by every call that takes one (may be NULL). Fixed-size so that reporting an error
-   can never fail: long strings are cut ("..." at a UTF-8 boundary) and control bytes become
-   '?', so these are for people to read, not keys to look up. A call that fails has set every out-pointer it was
+   can never fail: long strings are cut ("..." at a UTF-8 boundary), and control characters
+   (NUL, C0, DEL, C1) and bytes that are not valid UTF-8 become '?' (one per byte), so the text
+   is safe to print as it is; it is for people to read, not keys to look up. A call that fails has set every out-pointer it was
    given to NULL (and sizes to 0), whatever the failure, so cleanup code can free them blindly. */
 typedef struct safeload_error {
     safeload_result code;
@@ -380,7 +381,8 @@ SAFELOAD_API size_t safeload_model_shard_count(const safeload_model *model);
 /* 1 when the model came from an index .json (its metadata is the index's), else 0 */
 SAFELOAD_API int safeload_model_has_index(const safeload_model *model);
 SAFELOAD_API safeload_file *safeload_model_shard(const safeload_model *model, size_t i);
-/* All tensors: shards in file-name order, tensors in data-offset order. */
+/* All tensors: shards in file-name order (safeload_model_from_files: the order given), tensors
+   in data-offset order. */
 SAFELOAD_API size_t safeload_model_tensor_count(const safeload_model *model);
 SAFELOAD_API const safeload_tensor *safeload_model_tensor_at(const safeload_model *model,
                                                              size_t i, size_t *shard);
@@ -513,7 +515,8 @@ typedef struct safeload_load_desc {
     size_t upload_align;        /* every upload starts this aligned in pinned memory (Ascend's
                                    aclrtMemcpyAsync wants 64); small tensors are then not
                                    batched into one buffer; 0 = no constraint */
-    safeload_load_stats *stats; /* optional output */
+    safeload_load_stats *stats; /* optional output; zeroed first by every load, so after a
+                                   failure it holds what that load did, if anything */
 } safeload_load_desc;
 
 typedef struct safeload_arena safeload_arena;
@@ -754,7 +757,26 @@ static int sl__allocator_ok(const safeload_allocator *a) {
     return !a || (!a->alloc && !a->free && !a->realloc) || (a->alloc && a->free);
 }
 
-/* Copy at most cap-1 bytes of s, never splitting a UTF-8 sequence, "..." when cut. */
+static size_t sl__utf8_valid_up_to(const unsigned char *s, size_t n);
+
+/* Error text is printed as it is by callers, and names come from the file: every control
+   character (C0 and NUL, DEL, C1 such as CSI) and every byte that is not part of valid UTF-8
+   becomes '?', byte for byte, so the text keeps its length and is safe on a terminal. */
+static void sl__err_clean(char *s, size_t n) {
+    size_t i = 0, k, v;
+    while (i < n) {
+        v = sl__utf8_valid_up_to((const unsigned char *)s + i, n - i);
+        for (k = i; k < i + v; k++) {
+            unsigned char c = (unsigned char)s[k];
+            if (c < 0x20 || c == 0x7F) s[k] = '?';
+            else if (c == 0xC2 && (unsigned char)s[k + 1] <= 0x9F) { s[k] = s[k + 1] = '?'; k++; }
+        }
+        i += v;
+        if (i < n) s[i++] = '?';
+    }
+}
+
+/* Copy at most cap-1 bytes of s, never splitting a UTF-8 sequence, "..." when cut; cleaned. */
 static void sl__copy_trunc(char *dst, size_t cap, const char *s, size_t n) {
     size_t k;
     if (!s) { dst[0] = 0; return; }
@@ -764,8 +786,9 @@ static void sl__copy_trunc(char *dst, size_t cap, const char *s, size_t n) {
         while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
         memcpy(dst, s, k);
         memcpy(dst + k, "...", 4);
+        n = k + 3;
     }
-    for (k = 0; dst[k]; k++) if ((unsigned char)dst[k] < 0x20) dst[k] = '?';
+    sl__err_clean(dst, n);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -784,8 +807,7 @@ static safeload_result sl__fail(safeload_error *err, safeload_result code, const
         va_start(ap, fmt);
         vsnprintf(err->message, sizeof err->message, fmt, ap);
         va_end(ap);
-        for (name_len = 0; err->message[name_len]; name_len++)
-            if ((unsigned char)err->message[name_len] < 0x20) err->message[name_len] = '?';
+        sl__err_clean(err->message, strlen(err->message));
     } else {
         sl__copy_trunc(err->message, sizeof err->message, safeload_result_message(code),
                        strlen(safeload_result_message(code)));
@@ -6977,10 +6999,16 @@ out:
     return r;
 }
 
+/* A load's figures start from zero, so a load that fails early never shows an earlier one's. */
+static void sl__stats_clear(const safeload_load_desc *desc) {
+    if (desc && desc->stats) memset(desc->stats, 0, sizeof *desc->stats);
+}
+
 SL__DEF safeload_result safeload_load(safeload_model *m, safeload_request *reqs, size_t n,
                                       const safeload_load_desc *desc, safeload_arena **arena,
                                       safeload_error *err) {
     sl__clear_error(err);
+    sl__stats_clear(desc);
     if (arena) *arena = NULL;
     if (!m) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "model is NULL");
@@ -6992,6 +7020,7 @@ SL__DEF safeload_result safeload_load_file(safeload_file *f, safeload_request *r
                                            const safeload_load_desc *desc,
                                            safeload_arena **arena, safeload_error *err) {
     sl__clear_error(err);
+    sl__stats_clear(desc);
     if (arena) *arena = NULL;
     if (!f) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "file is NULL");
@@ -7015,6 +7044,7 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     safeload_allocator a;
     size_t i;
     sl__clear_error(err);
+    sl__stats_clear(desc);
     if (out) *out = NULL;
     if (!m || !out)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
@@ -7799,10 +7829,9 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
                         "the file size overflows 64 bits");
     }
     why = sl__save_target(path, &pl.alloc, &target, &keep);
-    if (!why && !target) why = SL__ENOMEM;        /* not reached; says target is set below */
-    if (why == SL__ENOMEM) { sl__plan_free(&pl); return SL__OOM(err, path); }
-    if (why) {
+    if (why || !target) {                   /* !target alone is not reached */
         sl__plan_free(&pl);
+        if (!why || why == SL__ENOMEM) return SL__OOM(err, path);
         return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "cannot replace the target: %s (error %d); it is untouched",
                         sl__os_why(why, "error"), why);

@@ -91,8 +91,9 @@ static void put_str(FILE *o, const char *s) { (void)put_text(o, s, strlen(s), 0)
 
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
-/* Is e->file path as the library stores it? It keeps control bytes as '?' and, when the path
-   does not fit, cuts it at a UTF-8 boundary with "..." after the part kept. */
+/* Is e->file path as the library stores it? It keeps control characters and bytes that are
+   not UTF-8 as '?' (one per byte) and, when the path does not fit, cuts it at a UTF-8 boundary
+   with "..." after the part kept. Any byte of those kinds may have become '?'. */
 static int same_file(const safeload_error *e, const char *path) {
     const char *f = e->file;
     size_t n = strlen(path), fl = strlen(f), k = n, i;
@@ -102,7 +103,8 @@ static int same_file(const safeload_error *e, const char *path) {
         if (fl != k + 3 || memcmp(f + k, "...", 3) != 0) return 0;
     } else if (fl != n) return 0;
     for (i = 0; i < k; i++)
-        if (f[i] != path[i] && !(f[i] == '?' && (unsigned char)path[i] < 0x20)) return 0;
+        if (f[i] != path[i] && !(f[i] == '?' && ((unsigned char)path[i] < 0x20 ||
+                                                 (unsigned char)path[i] >= 0x7F))) return 0;
     return 1;
 }
 

@@ -900,6 +900,40 @@ static void test_messages(void) {
     CHECK(e.tensor[0] == 0);                                /* between entries */
     CHECK(open_hdr("{\"__metadata__\":{\"k\":\"v\"},\"a\\q\":{}}", &e) == SAFELOAD_INVALID_JSON);
     CHECK(e.tensor[0] == 0);                                /* a bad escape in a key */
+    /* names and messages are safe to print: NUL, C0, DEL and C1 (CSI) become '?' byte for
+       byte; a NUL does not cut the name short */
+    CHECK(open_hdr("{\"__metadata__\":{\"a\\u0000b\":\"x\",\"a\\u0000b\":\"z\"}}", &e)
+          == SAFELOAD_DUPLICATE_KEY);
+    CHECK_MSG(strcmp(e.tensor, "a?b") == 0, "%s", e.tensor);
+    CHECK(open_hdr("{\"a\\u0001\\u001b\\u007f\\u0085\\u009bb\":{\"dtype\":\"F32\",\"shape\":[2],"
+                   "\"data_offsets\":[0,4]}}", &e) == SAFELOAD_SIZE_MISMATCH);
+    CHECK_MSG(strcmp(e.tensor, "a???????b") == 0, "%s", e.tensor);
+    CHECK(open_hdr("{\"a\":{\"dtype\":\"U8\\u009b\\u007f\",\"shape\":[],\"data_offsets\":[0,0]}}", &e)
+          == SAFELOAD_INVALID_JSON);
+    {
+        size_t i;
+        for (i = 0; e.message[i]; i++)
+            CHECK_MSG((unsigned char)e.message[i] >= 0x20 && (unsigned char)e.message[i] != 0x7F &&
+                      !((unsigned char)e.message[i] == 0xC2 && (unsigned char)e.message[i + 1] < 0xA0),
+                      "%s", e.message);
+    }
+    {   /* the writer's errors: a name that is not UTF-8 comes back as '?' per byte */
+        static const uint64_t one = 1;
+        safeload_save_tensor t;
+        unsigned char b = 0;
+        memset(&t, 0, sizeof t);
+        t.name = "x\xff\xc3y";
+        t.dtype = SAFELOAD_U8;
+        t.rank = 1;
+        t.shape = &one;
+        t.data = &b;
+        t.nbytes = 1;
+        void *out;
+        size_t out_n;
+        CHECK(safeload_serialize(&out, &out_n, &t, 1, NULL, &e) == SAFELOAD_INVALID_NAME);
+        CHECK(out == NULL && out_n == 0);
+        CHECK_MSG(strcmp(e.tensor, "x??y") == 0, "%s", e.tensor);
+    }
 }
 
 /* ---- well-formed files --------------------------------------------------------------- */

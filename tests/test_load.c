@@ -246,6 +246,28 @@ static void test_coalescing(const tl_model *m, const char *path) {
     CHECK_MSG(st.reads * 20 < m->n, "%llu reads for %llu tensors", (unsigned long long)st.reads,
               (unsigned long long)m->n);
     safeload_loaded_free(l);
+    /* a load that fails before reading anything shows zeros, not the last load's figures */
+    {
+        static const safeload_load_stats zero;
+        safeload_request rq;
+        safeload_file *f = safeload_model_shard(mod, 0);
+        CHECK(st.bytes_read > 0);
+        d.io = (safeload_io)7;
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(memcmp(&st, &zero, sizeof st) == 0);
+        memset(&st, 0xA5, sizeof st);
+        CHECK(safeload_load_all(NULL, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(memcmp(&st, &zero, sizeof st) == 0);
+        memset(&st, 0xA5, sizeof st);
+        CHECK(safeload_load(NULL, NULL, 0, &d, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(memcmp(&st, &zero, sizeof st) == 0);
+        memset(&st, 0xA5, sizeof st);
+        memset(&rq, 0, sizeof rq);
+        rq.name = "no such tensor";
+        d.io = SAFELOAD_IO_READ;
+        CHECK(safeload_load_file(f, &rq, 1, &d, NULL, &e) == SAFELOAD_NOT_FOUND);
+        CHECK(memcmp(&st, &zero, sizeof st) == 0);
+    }
     safeload_model_close(mod);
 }
 
