@@ -205,7 +205,8 @@ typedef struct safeload_file safeload_file;
    thread-safe. */
 typedef struct safeload_reader {
     int64_t (*read)(void *user, uint64_t offset, void *dst, size_t n);
-    void (*close)(void *user);          /* optional; called by safeload_close */
+    void (*close)(void *user);          /* optional; called by safeload_close (a failed open
+                                           does not call it: the reader is still yours) */
     uint64_t size;                      /* total bytes */
     void *user;
     const char *name;                   /* optional, used in errors */
@@ -269,7 +270,8 @@ SAFELOAD_API const safeload_kv *safeload_metadata_at(const safeload_file *file, 
 SAFELOAD_API const safeload_kv *safeload_metadata_find(const safeload_file *file,
                                                        const char *key);
 
-/* Read a whole tensor's stored bytes into dst (synchronous, no cast). */
+/* Read a whole tensor's stored bytes into dst (synchronous, no cast). dst must not overlap
+   the tensor's bytes in a memory source (INVALID_ARGUMENT). */
 SAFELOAD_API safeload_result safeload_read(const safeload_file *file,
                                            const safeload_tensor *tensor, void *dst,
                                            size_t dst_size, safeload_error *err);
@@ -413,7 +415,8 @@ typedef struct safeload_device_hooks {
     int  (*pinned_alloc)(void *user, size_t size, void **out);
     void (*pinned_free)(void *user, void *ptr);
     int  (*device_alloc)(void *user, size_t size, void **out);   /* "allocate for me" */
-    void (*device_free)(void *user, void *ptr);   /* safeload_arena_free, or a failed load */
+    void (*device_free)(void *user, void *ptr);   /* safeload_arena_free, or a failed load;
+                                                     needed wherever device_alloc is */
     int  (*begin)(void *user, int workers, int buffers);         /* optional */
     int  (*upload)(void *user, int worker, int buffer, void *device_dst,
                    const void *pinned_src, size_t n);
@@ -471,7 +474,8 @@ typedef struct safeload_request {
     safeload_dtype dtype;       /* 0 = as stored; else cast while reading */
     uint64_t row_begin;         /* slice [row_begin, row_end) of dimension 0; both 0 = the */
     uint64_t row_end;           /*   whole tensor, else begin < end <= rows (else INVALID_SLICE) */
-    int device;                 /* 0 = host memory, 1 = device memory through the hooks */
+    int device;                 /* 0 = host memory, 1 = device memory through the hooks;
+                                   anything else is INVALID_ARGUMENT */
     /* outputs */
     void *data;                 /* where the bytes are */
     uint64_t nbytes;            /* how many bytes were written there */
@@ -3295,6 +3299,12 @@ SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_ten
         return sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, f->path, t->file_offset, t->name,
                         t->name_len, "needs %llu byte%s, the buffer has %llu",
                         (sl__ull)t->nbytes, t->nbytes == 1 ? "" : "s", (sl__ull)dst_size);
+    if (f->src.kind == SL__SRC_MEMORY && t->nbytes) {       /* a copy onto itself: refused */
+        uintptr_t s = (uintptr_t)(f->src.mem + t->file_offset), d = (uintptr_t)dst;
+        if (d < s + (uintptr_t)t->nbytes && s < d + (uintptr_t)t->nbytes)
+            return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f->path, t->file_offset, t->name,
+                            t->name_len, "dst overlaps the tensor's bytes in the memory source");
+    }
     return sl__source_read(&f->src, f->path, t->file_offset, dst, (size_t)t->nbytes, err, NULL);
 }
 
@@ -5352,7 +5362,7 @@ SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload
         return SL__OOM(err, "");
     }
     /* one file listed twice would be closed twice by the model: refuse it */
-    memcpy(m->shards, files, count * sizeof *files);
+    if (count) memcpy(m->shards, files, count * sizeof *files);       /* files may be NULL */
     sl__sort_file_ptrs(m->shards, sorted, count);
     for (i = 1; i < count && m->shards[i] != m->shards[i - 1]; i++) {}
     sl__free(&m->alloc, sorted);
@@ -5362,7 +5372,7 @@ SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "the same file is listed twice");
     }
-    memcpy(m->shards, files, count * sizeof *files);
+    if (count) memcpy(m->shards, files, count * sizeof *files);
     m->n_shards = count;
     if (m->n_shards == 1) {
         m->meta = m->shards[0]->meta;
@@ -6639,6 +6649,9 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     if ((unsigned)L.io > (unsigned)SAFELOAD_IO_DIRECT)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "unknown I/O mode %d", (int)d.io);
+    if ((unsigned)d.device > (unsigned)SAFELOAD_DEVICE_ASCEND)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "unknown device %d", (int)d.device);
     L.chunk = d.chunk_size ? SL__MIN(SL__MAX(d.chunk_size, (size_t)4096), (size_t)SL__GIB)
                            : (size_t)(2 * SL__MIB);
     L.chunk -= L.chunk % 4096;
@@ -6755,7 +6768,12 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
             goto out;
         }
         if (p->cast) cast_out += p->dst_len;
-        p->device = q->device != 0;
+        if (q->device != 0 && q->device != 1) {
+            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sp, t->header_offset, t->name,
+                         t->name_len, "request device is %d: 0 (host) or 1 (device)", q->device);
+            goto out;
+        }
+        p->device = q->device;
         any_dev |= p->device;
         if (q->dst) {
             if (q->dst_size < p->dst_len) {
@@ -7158,6 +7176,7 @@ static safeload_result sl__resolve_hooks(sl__load *L, const safeload_load_desc *
     else if (!h.pinned_alloc) missing = "pinned_alloc";
     else if (!h.pinned_free) missing = "pinned_free";
     else if (need_alloc && !h.device_alloc) missing = "device_alloc";
+    else if (need_alloc && !h.device_free) missing = "device_free";   /* or its blocks leak */
     if (missing) {
         snprintf(name, sizeof name, "%s%s", prefix, missing);
         return sl__fail(err, SAFELOAD_HOOK_MISSING, path0, SAFELOAD_NO_OFFSET, name,

@@ -234,6 +234,24 @@ static void test_missing_hooks(fake_dev *dev) {
     CHECK(safeload_load_file(f, rq, 1, &d, &arena, &e) == SAFELOAD_HOOK_MISSING);
     CHECK_STR(e.tensor, "hooks.device_alloc");
     CHECK(arena == NULL);
+    d.hooks = fd_hooks(dev);
+    d.hooks.device_free = NULL;              /* the block could never be given back */
+    CHECK(safeload_load_file(f, rq, 1, &d, &arena, &e) == SAFELOAD_HOOK_MISSING);
+    CHECK_STR(e.tensor, "hooks.device_free");
+    CHECK(arena == NULL && rq[0].data == NULL);
+    {   /* with a destination of the caller's, device_free is not needed */
+        void *dst = NULL;
+        CHECK(fd_device_alloc(dev, (size_t)td[0].n, &dst) == 0);
+        rq[0].dst = dst;
+        rq[0].dst_size = td[0].n;
+        CHECK_MSG(safeload_load_file(f, rq, 1, &d, &arena, &e) == SAFELOAD_OK, "%s", e.message);
+        CHECK(rq[0].data == dst);
+        safeload_arena_free(arena);
+        arena = NULL;
+        fd_device_free(dev, dst);
+        rq[0].dst = NULL;
+        rq[0].dst_size = 0;
+    }
     safeload_close(f);
 }
 

@@ -553,7 +553,49 @@ static void test_sources(const tl_model *m, const char *path) {
         d.upload_align = 3;
         CHECK(safeload_load_file(f, &rq, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
         CHECK(rq.data == NULL && rq.nbytes == 0);
+        /* device values outside their enums are refused, like io's */
+        d.upload_align = 0;
+        d.device = (safeload_device)999;
+        CHECK(safeload_load_file(f, &rq, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK_MSG(strstr(e.message, "unknown device 999") != NULL, "%s", e.message);
+        d.device = (safeload_device)-1;
+        CHECK(safeload_load_file(f, &rq, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+        d.device = SAFELOAD_DEVICE_NONE;
+        rq.device = 7;
+        CHECK(safeload_load_file(f, &rq, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK_STR(e.tensor, m->t[0].name);
+        rq.device = -1;
+        CHECK(safeload_load_file(f, &rq, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(rq.data == NULL && ar == NULL);
+        rq.device = 0;
+        CHECK(safeload_load_file(f, &rq, 1, &d, &ar, &e) == SAFELOAD_OK);
+        safeload_arena_free(ar);
+        /* safeload_read into the bytes it reads from (a memory source): refused, not UB */
+        {
+            const safeload_tensor *t = safeload_find(f, m->t[0].name);
+            unsigned char *src = img + t->file_offset;
+            size_t nb = (size_t)t->nbytes;
+            CHECK(nb >= 2);
+            CHECK(safeload_read(f, t, src - 1, nb, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK_STR(e.tensor, m->t[0].name);
+            CHECK(e.offset == t->file_offset);
+            CHECK(safeload_read(f, t, src + nb - 1, nb, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(safeload_read(f, t, src, nb, &e) == SAFELOAD_INVALID_ARGUMENT);
+            if (t->file_offset >= nb) {     /* just before: fine (it lands in the header) */
+                unsigned char *keep = (unsigned char *)malloc(nb);
+                memcpy(keep, src - nb, nb);
+                CHECK(safeload_read(f, t, src - nb, nb, &e) == SAFELOAD_OK);
+                CHECK(memcmp(src - nb, src, nb) == 0);
+                memcpy(src - nb, keep, nb);
+                free(keep);
+            }
+        }
         safeload_close(f);
+    }
+    {   /* no files at all (a NULL array with count 0): an empty model */
+        CHECK(safeload_model_from_files(&mod, NULL, 0, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_model_tensor_count(mod) == 0 && safeload_model_shard_count(mod) == 0);
+        safeload_model_close(mod);
     }
     {   /* a NULL among the files: INVALID_ARGUMENT, and the others are closed (ownership) */
         safeload_file *two[2] = {NULL, NULL};
