@@ -169,8 +169,9 @@ typedef enum safeload_result {
 /* Filled in by every call that takes one (may be NULL). Fixed-size so that reporting an error
    can never fail: long strings are cut ("..." at a UTF-8 boundary), and control characters
    (NUL, C0, DEL, C1) and bytes that are not valid UTF-8 become '?' (one per byte), so the text
-   is safe to print as it is; it is for people to read, not keys to look up. A call that fails has set every out-pointer it was
-   given to NULL (and sizes to 0), whatever the failure, so cleanup code can free them blindly. */
+   is safe to print as it is; it is for people to read, not keys to look up. A call that fails
+   has set every out-pointer it was given to NULL (and sizes to 0), whatever the failure, so
+   cleanup code can free them blindly. */
 typedef struct safeload_error {
     safeload_result code;
     uint64_t offset;        /* byte offset in `file`, or SAFELOAD_NO_OFFSET */
