@@ -409,7 +409,9 @@ SAFELOAD_API safeload_result safeload_model_check_keys(const safeload_model *mod
    upload() starts an asynchronous copy of n bytes from a pinned staging buffer to a device
    address on the given worker's queue; wait(worker, buffer) blocks until the last copy started
    from that staging buffer has finished (safeload reuses or frees a buffer only after it);
-   sync() waits for everything at the end of a load.
+   sync() waits for everything at the end of a load. begin()/end() bracket one load and worker
+   numbers are that load's: loads running at the same time each call them, so keep per-load
+   state behind `user` (one per load) or run device loads one at a time.
    ------------------------------------------------------------------------------------------ */
 typedef struct safeload_device_hooks {
     void *user;
@@ -532,9 +534,10 @@ typedef struct safeload_arena safeload_arena;
    destinations must not overlap one another or the bytes being read (a memory source, a
    view's mapping): INVALID_ARGUMENT. Loads may run from several threads at once, but not from
    a progress callback or hook of a load on the same pool (INVALID_ARGUMENT; in
-   SAFELOAD_NO_THREADS builds nothing waits and it runs), nor from
-   anything such a callback starts (a load on a second pool whose hook uses the first pool
-   waits for itself: that cycle is not detected). */
+   SAFELOAD_NO_THREADS builds nothing waits and it runs), nor from anything such a callback
+   starts. Longer cycles are not detected and wait forever: a load on a second pool whose hook
+   uses the first, or two threads whose callbacks each load on the other's pool. A load from a
+   callback is safe with a pool no other thread shares, or with none. */
 SAFELOAD_API safeload_result safeload_load(safeload_model *model, safeload_request *requests,
                                            size_t count, const safeload_load_desc *desc,
                                            safeload_arena **arena, safeload_error *err);

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The hooks' state: streams made in begin(), destroyed in end(), so one device load at a time
+   (concurrent loads would each need their own, behind desc.hooks.user). */
 static struct {
     int32_t device;
     aclrtContext ctx;

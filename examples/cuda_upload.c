@@ -24,7 +24,10 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- the hooks: streams and events live here, created in begin(), destroyed in end() ---- */
+/* ---- the hooks: streams and events live here, created in begin(), destroyed in end() ----
+   One device load at a time: begin() and end() bracket a load, and loads running at the same
+   time would each call them. For concurrent device loads, keep this state per load behind
+   desc.hooks.user (the hooks receive it as `user`). */
 
 static struct {
     int device, workers, buffers;
