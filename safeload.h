@@ -1000,6 +1000,7 @@ static const char *sl__os_why(int e, const char *dflt) {
     if (e == 206) return "name too long";
     if (e == 1113) return "the name is not valid UTF-8, or out of memory";
     if (e == 12 || e == 8 || e == 14) return "out of memory";
+    if (e == 4) return "too many open files";
     return dflt;
 #else
     if (e == ENOENT) return "no such file";
@@ -1013,6 +1014,8 @@ static const char *sl__os_why(int e, const char *dflt) {
     if (e == EROFS) return "read-only file system";
     if (e == EFBIG) return "file too large for the file system or the process's limit";
     if (e == EIO) return "I/O error";
+    if (e == EMFILE) return "too many open files (the process's limit; a model keeps one per shard)";
+    if (e == ENFILE) return "too many open files in the system";
 #  if defined(ELOOP)
     if (e == ELOOP) return "too many levels of symbolic links";
 #  endif
@@ -2600,7 +2603,8 @@ static safeload_result sl__validate(sl__jp *j, const uint32_t *order, size_t n,
 
 /* ---- 2g. model.safetensors.index.json: {"metadata": {...}, "weight_map": {name: shard}} ----
    Same JSON dialect and in-place decoding as the header. metadata values that are strings or
-   numbers (HF writes "total_size": 123) are kept as text; others are skipped. */
+   numbers (HF writes "total_size": 123) are kept as text; others are listed with a NULL value
+   (so that a repeated key is seen whatever its values) and dropped after that check. */
 
 typedef struct sl__index {
     safeload_kv *map;           /* key = tensor name, value = shard file name */
@@ -2700,10 +2704,11 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
         }
         p = j->p;
         SL__WS(p);
+        j->cur = NULL;          /* past the value: a fault from here on is no entry's */
         c = *p;                 /* read the delimiter first: the number's NUL may land on it */
         if (v) v[vl] = 0;
         kv.key = k; kv.key_len = kl; kv.value = v; kv.value_len = vl;
-        if (v) {
+        {
             safeload_kv **arr = is_map ? &ix->map : &ix->meta;
             size_t *cnt = is_map ? &ix->map_count : &ix->meta_count;
             size_t *cap = is_map ? &ix->map_cap : &ix->meta_cap;
@@ -5225,6 +5230,7 @@ struct safeload_model {
     size_t n_shards;
     sl__ref *refs;              /* shards in file-name order, tensors in offset order */
     size_t count;
+    int has_unlisted;           /* some shard tensor is not in the model (not in the index) */
     sl__table names;
     uint64_t k0, k1;
     unsigned char *index_text;  /* the decoded index: metadata and names point into it */
@@ -5282,7 +5288,7 @@ static safeload_result sl__model_index(safeload_model *m, const unsigned char *s
         const safeload_file *f = m->shards[i];
         for (k = 0; k < f->count; k++, at++) {
             sl__ref *r;
-            if (skip && skip[at]) continue;
+            if (skip && skip[at]) { m->has_unlisted = 1; continue; }
             r = &m->refs[m->count++];
             r->name = f->tensors[k].name;
             r->len = f->tensors[k].name_len;
@@ -5512,12 +5518,14 @@ static int sl__kv_value_less(const safeload_kv *x, const safeload_kv *y) {
 }
 SL__DEFINE_MSORT(sl__sort_kv_by_value, safeload_kv, sl__kv_value_less)
 
-static void sl__model_warn(safeload_model *m, const safeload_error *w) {
+/* 0 when out of memory: the open then fails, as a caller cannot tell a list missing one */
+static int sl__model_warn(safeload_model *m, const safeload_error *w) {
     if (m->n_warnings == m->cap_warnings &&
         !sl__grow(&m->alloc, (void **)&m->warnings, &m->cap_warnings, m->n_warnings + 1,
                   sizeof(safeload_error)))
-        return;                   /* a warning lost to OOM is not worth failing the open */
+        return 0;
     m->warnings[m->n_warnings++] = *w;
+    return 1;
 }
 
 static safeload_result sl__model_open_index(safeload_model *m, const char *path,
@@ -5560,10 +5568,8 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     if (r != SAFELOAD_OK) return r;
     if ((r = sl__index_parse(m->index_text, (size_t)src.size, path, a, ix, err)) != SAFELOAD_OK)
         return r;
-    m->meta = ix->meta;
-    m->meta_count = ix->meta_count;
-
-    /* metadata keys once each, as in a file header (json.load would keep the last) */
+    /* metadata keys once each, as in a file header (json.load would keep the last), whatever
+       their values; then the values that are not kept (true, null, objects) go */
     if (!sl__table_build(&itab, SL__KEYS(ix->meta, safeload_kv), ix->meta_count, m->k0, m->k1,
                          a, &dup)) { r = SL__OOM(err, path); goto done; }
     sl__table_free(&itab, a);
@@ -5573,6 +5579,14 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                      ix->meta[dup].key_len, "metadata key appears twice");
         goto done;
     }
+    for (i = k = 0; i < ix->meta_count; i++)
+        if (ix->meta[i].value) {
+            ix->meta_pos[k] = ix->meta_pos[i];
+            ix->meta[k++] = ix->meta[i];
+        }
+    ix->meta_count = k;
+    m->meta = ix->meta;
+    m->meta_count = ix->meta_count;
     /* the weight_map: no name twice, safe shard names */
     if (!sl__table_build(&itab, SL__KEYS(ix->map, safeload_kv), ix->map_count, m->k0, m->k1, a,
                          &dup)) { r = SL__OOM(err, path); goto done; }
@@ -5625,7 +5639,9 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
         if (job.res[i] == SAFELOAD_OK) continue;
         r = job.res[i];
         if (err) *err = job.errs[i];
-        if (r == SAFELOAD_IO_ERROR) {
+        /* a shard that is not there (or is not a file) is the index's fault; one that is
+           there but cannot be opened (permissions, no descriptors left) stays an IO_ERROR */
+        if (r == SAFELOAD_IO_ERROR && sl__os_kind(paths[i], a) != 1) {
             /* name the first tensor the index puts there (its offset would be the index's,
                and err.file is the shard) */
             const safeload_kv *first = NULL;
@@ -5652,15 +5668,16 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
             safeload_error w;
             if (at >= 0) continue;
             skip[total] = 1;
+            if (desc->flags & SAFELOAD_MODEL_STRICT) {
+                r = sl__fail(err, SAFELOAD_INDEX_UNLISTED_TENSOR, f->path, t->header_offset,
+                             t->name, t->name_len, "tensor is in this shard but not in %s's "
+                             "weight_map (SAFELOAD_MODEL_STRICT)", path);
+                goto done;
+            }
             sl__fail(&w, SAFELOAD_INDEX_UNLISTED_TENSOR, f->path, t->header_offset, t->name,
                      t->name_len, "tensor is in this shard but not in %s's weight_map; it is "
                      "left out of the model", path);
-            if (desc->flags & SAFELOAD_MODEL_STRICT) {
-                if (err) *err = w;
-                r = SAFELOAD_INDEX_UNLISTED_TENSOR;
-                goto done;
-            }
-            sl__model_warn(m, &w);
+            if (!sl__model_warn(m, &w)) { r = SL__OOM(err, path); goto done; }
         }
     }
     if ((r = sl__model_index(m, skip, err)) != SAFELOAD_OK) goto done;
@@ -5764,7 +5781,10 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
         sl__free(&m->alloc, d.single);
         sl__free(&m->alloc, d.variant);
     } else {
-        is_index = sl__ends_with(path, ".json");
+        size_t pl = strlen(path);     /* ".json" in any case: INDEX.JSON from a FAT drive */
+        is_index = pl >= 5 && path[pl - 5] == '.' && (path[pl - 4] | 0x20) == 'j' &&
+                   (path[pl - 3] | 0x20) == 's' && (path[pl - 2] | 0x20) == 'o' &&
+                   (path[pl - 1] | 0x20) == 'n';
         target = sl__strdup(&m->alloc, path, strlen(path));
         if (!target) r = SL__OOM(err, path);
     }
@@ -6613,7 +6633,7 @@ static safeload_result sl__load_map(sl__load *L) {
 }
 
 static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, const char *where,
-                                    sl__resolve_fn resolve, const void *rctx,
+                                    sl__resolve_fn resolve, const void *rctx, int trust_ptr,
                                     safeload_request *reqs, size_t n,
                                     const safeload_load_desc *desc, safeload_arena **arena_out,
                                     safeload_error *err) {
@@ -6709,9 +6729,10 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
             goto out;
         }
         /* a request already carrying this checkpoint's tensor (load_all, or a pointer from
-           safeload_model_find) skips the name lookup */
-        if (q->tensor && q->shard < n_shards && sl__owns(shards[q->shard], q->tensor) &&
-            q->tensor->name == q->name) {
+           safeload_model_find) skips the name lookup; where a shard holds tensors the model
+           leaves out, the lookup decides, so a shard's pointer cannot bring one back */
+        if (trust_ptr && q->tensor && q->shard < n_shards &&
+            sl__owns(shards[q->shard], q->tensor) && q->tensor->name == q->name) {
             t = q->tensor;
             shard = q->shard;
         } else {
@@ -7034,8 +7055,8 @@ SL__DEF safeload_result safeload_load(safeload_model *m, safeload_request *reqs,
     if (arena) *arena = NULL;
     if (!m) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "model is NULL");
-    return sl__load_run(m->shards, m->n_shards, m->path, sl__resolve_model, m, reqs, n, desc,
-                        arena, err);
+    return sl__load_run(m->shards, m->n_shards, m->path, sl__resolve_model, m,
+                        !m->has_unlisted, reqs, n, desc, arena, err);
 }
 
 SL__DEF safeload_result safeload_load_file(safeload_file *f, safeload_request *reqs, size_t n,
@@ -7046,7 +7067,7 @@ SL__DEF safeload_result safeload_load_file(safeload_file *f, safeload_request *r
     if (arena) *arena = NULL;
     if (!f) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "file is NULL");
-    return sl__load_run(&f, 1, f->path, sl__resolve_file, f, reqs, n, desc, arena, err);
+    return sl__load_run(&f, 1, f->path, sl__resolve_file, f, 1, reqs, n, desc, arena, err);
 }
 
 SL__DEF void safeload_loaded_free(safeload_loaded *l) {

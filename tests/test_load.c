@@ -17,6 +17,9 @@ static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off);
 #include "testutil.h"
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 
 /* ---- fault injection ---- */
 enum { FI_NONE, FI_EINTR, FI_SHORT, FI_FAIL_AT };
@@ -879,6 +882,42 @@ static void test_shards(const tl_model *m) {
             safeload_arena_free(arena);
             safeload_model_close(m2);
         }
+        {   /* out of file descriptors: the shards are there, so IO_ERROR saying so, not
+               INDEX_SHARD_MISSING (in a child, whose limit can be lowered freely) */
+            pid_t pid;
+            int status = -1;
+            fflush(stdout);
+            pid = fork();
+            if (pid == 0) {
+                struct rlimit rl;
+                safeload_model_desc md1;
+                safeload_model *m1 = NULL;
+                int fd = open("/dev/null", O_RDONLY), ok;
+                close(fd);
+                getrlimit(RLIMIT_NOFILE, &rl);
+                rl.rlim_cur = (rlim_t)fd + 2;        /* the index, then two of four shards */
+                setrlimit(RLIMIT_NOFILE, &rl);
+                memset(&md1, 0, sizeof md1);
+                md1.threads = 1;
+                ok = safeload_model_open(&m1, idx, &md1, &e) == SAFELOAD_IO_ERROR && !m1 &&
+                     strstr(e.message, "too many open files") != NULL &&
+                     strstr(e.file, "model-0000") != NULL;
+                if (!ok) fprintf(stderr, "fd limit: %s: %s\n", safeload_result_id(e.code), e.message);
+                _exit(ok ? 0 : 1);
+            }
+            CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        {   /* an index named .JSON (a FAT drive, a Windows tool) is still read as an index */
+            char up[400];
+            safeload_model *m2;
+            snprintf(up, sizeof up, "%s/MODEL.SAFETENSORS.INDEX.JSON", sub);
+            CHECK(rename(idx, up) == 0);
+            CHECK_MSG(safeload_model_open(&m2, up, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+            CHECK(safeload_model_has_index(m2) && safeload_model_tensor_count(m2) == m->n);
+            safeload_model_close(m2);
+            CHECK(rename(up, idx) == 0);
+        }
         {   /* a name the model lacks is the model's error: it names the index, not a shard */
             safeload_request rq;
             safeload_arena *arena;
@@ -922,7 +961,7 @@ static void test_shards(const tl_model *m) {
         /* malformed JSON, and no weight_map */
         tl_write_text(idx, "{\"weight_map\": {\"a\": \"b.safetensors\",}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
-        CHECK(e.offset != SAFELOAD_NO_OFFSET);
+        CHECK(e.offset == 37 && e.tensor[0] == 0);     /* a trailing comma is no entry's fault */
         tl_write_text(idx, "{\"metadata\": {}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
         tl_write_text(idx, "{\"metadata\": {\"a\": \"1\"}, \"weight_map\": {}, \"metadata\": {\"b\": \"2\"}}");
@@ -941,6 +980,19 @@ static void test_shards(const tl_model *m) {
         tl_write_text(idx, "{\"metadata\": {\"k\": 1, \"k\": 2}, \"weight_map\": {}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && mod == NULL);
         CHECK(e.offset == 22 && strcmp(e.tensor, "k") == 0);          /* the second "k" */
+        /* ... whatever the values, kept or not */
+        tl_write_text(idx, "{\"metadata\": {\"k\": true, \"k\": \"2\"}, \"weight_map\": {}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && mod == NULL);
+        CHECK(e.offset == 25 && strcmp(e.tensor, "k") == 0);
+        tl_write_text(idx, "{\"metadata\": {\"k\": {}, \"k\": []}, \"weight_map\": {}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && mod == NULL);
+        tl_write_text(idx, "{\"metadata\": {\"a\": null, \"b\": \"x\", \"c\": [1], \"d\": 7}, "
+                           "\"weight_map\": {}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_OK);
+        CHECK_EQ_U64(safeload_model_metadata_count(mod), 2);
+        CHECK_STR(safeload_model_metadata_at(mod, 0)->key, "b");
+        CHECK_STR(safeload_model_metadata_at(mod, 1)->value, "7");
+        safeload_model_close(mod);
         /* a number kept as text, then a bad byte: the message names that byte, not a NUL */
         tl_write_text(idx, "{\"metadata\":{\"a\":1\"b\":\"c\"},\"weight_map\":{}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
@@ -1021,10 +1073,53 @@ static void test_shards(const tl_model *m) {
                 CHECK_STR(safeload_model_warning(mod, 0)->tensor, "stray.weight");
                 CHECK(safeload_model_find(mod, "stray.weight", NULL) == NULL);
                 CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
+                {   /* nor can a pointer from the shard bring it back into a load */
+                    safeload_request rq;
+                    safeload_arena *ar;
+                    const safeload_file *sh = safeload_model_shard(mod, 3);
+                    memset(&rq, 0, sizeof rq);
+                    rq.tensor = safeload_find(sh, "stray.weight");
+                    CHECK(rq.tensor != NULL);
+                    rq.name = rq.tensor->name;
+                    rq.shard = 3;
+                    CHECK(safeload_load(mod, &rq, 1, NULL, &ar, &e) == SAFELOAD_NOT_FOUND);
+                    CHECK(ar == NULL && rq.data == NULL);
+                    /* a listed one given the same way still loads */
+                    memset(&rq, 0, sizeof rq);
+                    rq.tensor = safeload_find(sh, m->t[m->n - 1].name);
+                    rq.name = rq.tensor->name;
+                    rq.shard = 3;
+                    CHECK(safeload_load(mod, &rq, 1, NULL, &ar, &e) == SAFELOAD_OK);
+                    CHECK(memcmp(rq.data, m->t[m->n - 1].data, m->t[m->n - 1].nbytes) == 0);
+                    safeload_arena_free(ar);
+                }
                 safeload_model_close(mod);
+                {   /* a warning lost to a failed allocation fails the open: every k */
+                    long k;
+                    int done = 0;
+                    for (k = 0; !done && k < 10000; k++) {
+                        tl_alloc ta;
+                        safeload_result rr;
+                        memset(&md, 0, sizeof md);
+                        md.open.allocator = tl_allocator(&ta, k);
+                        md.threads = 1;
+                        rr = safeload_model_open(&mod, idx, &md, &e);
+                        if (rr == SAFELOAD_OK) {    /* a failure it could do without */
+                            CHECK_MSG(safeload_model_warning_count(mod) == 1, "k %ld", k);
+                            safeload_model_close(mod);
+                            done = ta.calls <= k;       /* nothing failed: the end */
+                        } else {
+                            CHECK_MSG(rr == SAFELOAD_OUT_OF_MEMORY && mod == NULL, "k %ld: %s",
+                                      k, e.message);
+                        }
+                    }
+                    CHECK(done);
+                }
                 memset(&md, 0, sizeof md);
                 md.flags = SAFELOAD_MODEL_STRICT;
                 CHECK(safeload_model_open(&mod, idx, &md, &e) == SAFELOAD_INDEX_UNLISTED_TENSOR);
+                CHECK_MSG(strstr(e.message, "left out") == NULL &&
+                          strstr(e.message, "SAFELOAD_MODEL_STRICT") != NULL, "%s", e.message);
                 /* the same tensor in two shards */
                 s4.n--;
                 free(s4.t[s4.n].data);
