@@ -3,7 +3,8 @@
 #   make            the command-line tool, build/safeload
 #   make demo       write a sample checkpoint, inspect and verify it with the tool
 #   make test       every test: unit tests, the same under ASan+UBSan, C++ and switch builds,
-#                   weak-linking, the CLI, the Win32 code under wine (when installed), and
+#                   weak-linking, the CLI, the README's example program, the Win32 code under
+#                   wine (when installed), and
 #                   an MSVC-mode build under wine (test-msvc)
 #   make test-exhaustive / test-neon / test-32 / test-tsan / test-win / test-msvc / fuzz   the slow or
 #                   tool-specific ones
@@ -33,7 +34,8 @@ UNIT_BIN := $(addprefix $(BUILD)/,$(UNIT))
 UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 
 .PHONY: all test test-unit test-san test-cxx test-weak test-cli test-exhaustive test-neon \
-        test-32 test-tsan test-win test-msvc demo bench fuzz corpus index-corpus examples clean
+        test-32 test-tsan test-win test-msvc test-readme demo bench fuzz corpus index-corpus examples \
+        clean
 
 all: $(CLI)
 
@@ -51,7 +53,7 @@ $(BUILD)/san/test_%: tests/test_%.c $(TESTH) | $(BUILD)/san
 	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -I. -Itests $< -o $@ $(LDLIBS)
 
 # ---- make test -------------------------------------------------------------------------------
-test: test-unit test-weak test-cli test-cxx test-san test-win test-msvc
+test: test-unit test-weak test-cli test-readme test-cxx test-san test-win test-msvc
 	@echo "make test: all passed"
 
 test-unit: $(UNIT_BIN)
@@ -59,6 +61,22 @@ test-unit: $(UNIT_BIN)
 
 test-cli: $(CLI)
 	@sh tests/test_cli.sh $(CLI)
+
+# The README's example program, as printed there: it builds (C and C++) and runs on the sample.
+test-readme: $(CLI) | $(BUILD)
+	awk '/^```c$$/ { n++; if (n == 2) { on = 1; next } } /^```$$/ { on = 0 } on' README.md \
+	    > $(BUILD)/readme_example.c
+	printf '#define SAFELOAD_IMPLEMENTATION\n#include "safeload.h"\n' > $(BUILD)/readme_impl.c
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. $(BUILD)/readme_example.c $(BUILD)/readme_impl.c \
+	    -o $(BUILD)/readme_example $(LDLIBS)
+	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -fsyntax-only $(BUILD)/readme_example.c
+	./$(CLI) sample $(BUILD)/readme_sample.safetensors > /dev/null
+	./$(BUILD)/readme_example $(BUILD)/readme_sample.safetensors > $(BUILD)/readme_out.txt
+	grep -q '^model.embed_tokens.weight: F32, 8192 bytes at ' $(BUILD)/readme_out.txt
+	grep -q '^model.layers.0.mlp.experts.3.up_proj.weight: F32, 2048 bytes at ' $(BUILD)/readme_out.txt
+	test "$$(wc -l < $(BUILD)/readme_out.txt)" -eq 6
+	! ./$(BUILD)/readme_example $(BUILD)/no_such_file.safetensors 2> $(BUILD)/readme_err.txt
+	grep -q 'no_such_file.safetensors: IO_ERROR: ' $(BUILD)/readme_err.txt
 
 test-san: $(UNIT_SAN)
 	@set -e; for t in $(UNIT_SAN); do echo "== $$t (ASan+UBSan+LSan)"; \
