@@ -425,7 +425,7 @@ typedef struct safeload_device_hooks {
                    const void *pinned_src, size_t n);
     int  (*wait)(void *user, int worker, int buffer);
     int  (*sync)(void *user);
-    void (*end)(void *user);                                     /* optional */
+    void (*end)(void *user);        /* optional; called only after a begin that succeeded */
 } safeload_device_hooks;
 
 typedef enum safeload_device {
@@ -521,7 +521,8 @@ typedef struct safeload_load_desc {
     size_t pinned_limit;        /* total pinned bytes; 0 = 256 MiB */
     size_t upload_align;        /* every upload starts this aligned in pinned memory (Ascend's
                                    aclrtMemcpyAsync wants 64); small tensors are then not
-                                   batched into one buffer; 0 = no constraint */
+                                   batched into one buffer; 0 = no constraint; a power
+                                   of two (else INVALID_ARGUMENT) */
     safeload_load_stats *stats; /* optional output; zeroed first by every load, so after a
                                    failure it holds what that load did, if anything */
 } safeload_load_desc;
