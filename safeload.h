@@ -425,7 +425,7 @@ typedef struct safeload_device_hooks {
                    const void *pinned_src, size_t n);
     int  (*wait)(void *user, int worker, int buffer);
     int  (*sync)(void *user);
-    void (*end)(void *user);        /* optional; called only after a begin that succeeded */
+    void (*end)(void *user);        /* optional; not called when begin failed */
 } safeload_device_hooks;
 
 typedef enum safeload_device {
