@@ -2641,8 +2641,12 @@ static int sl__safe_shard_name(const char *s, size_t n) {
 static size_t sl__drop_dot_parts(char *s, size_t n) {
     size_t i, start = 0, w = 0;
     if (!sl__safe_shard_name(s, n)) return n;
+#if SL__WINDOWS_PATHS
+    /* there w\a and w/a name one file: one spelling, so one shard */
+    for (i = 0; i < n; i++) if (s[i] == '\\') s[i] = '/';
+#endif
     for (i = 0; i < n; i++) {
-        if (s[i] != '/' && !(SL__WINDOWS_PATHS && s[i] == '\\')) continue;
+        if (s[i] != '/') continue;
         if (!(i - start == 1 && s[start] == '.')) {
             memmove(s + w, s + start, i + 1 - start);   /* the part and its separator */
             w += i + 1 - start;
@@ -3189,11 +3193,11 @@ SL__DEF safeload_result safeload_open(safeload_file **out, const char *path,
     safeload_file *f = NULL;
     safeload_result r;
     int e;
-    if (!path) {
+    if (!path || !path[0]) {                /* as safeload_save: "" names no file */
         sl__clear_error(err);
         if (out) *out = NULL;
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                        "path is NULL");
+                        path ? "path is empty" : "path is NULL");
     }
     if ((r = sl__file_new(out, path, desc, err, &f)) != SAFELOAD_OK) return r;
     f->src.kind = SL__SRC_FILE;
@@ -5723,8 +5727,9 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
     int is_index = 0;
     sl__clear_error(err);
     if (out) *out = NULL;
-    if (!out || !path) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path ? path : "",
-                                       SAFELOAD_NO_OFFSET, NULL, 0, "out or path is NULL");
+    if (!out || !path || !path[0])
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        path && !path[0] ? "path is empty" : "out or path is NULL");
     memset(&dd, 0, sizeof dd);
     if (desc) dd = *desc;
     if (!sl__allocator_ok(&dd.open.allocator))
@@ -6176,6 +6181,27 @@ static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl
         }
         if (r == 0) break;                          /* end of file inside the last block */
         got += (uint64_t)r;
+        if ((uint64_t)r % SL__DIRECT_ALIGN) {
+            /* a part of a block: the end of the file (or a partial read). Another unbuffered
+               read would start at an unaligned offset, which Windows refuses (and Linux may):
+               the rest, if any is wanted, comes through the file's own buffered handle */
+            sl__os_file fd = L->shards[t->shard]->src.fd;
+            while (lo + got < off + n) {
+                r = sl__os_pread(fd, buf + got, (size_t)SL__MIN(off + n - lo - got,
+                                                                (uint64_t)SL__READ_MAX), lo + got);
+                w->reads++;
+                if (r < 0) {
+                    uint64_t at = SL__MAX(lo + got, off);
+                    sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at),
+                                  NULL, "read at byte %llu failed (error %lld)", (sl__ull)at,
+                                  (long long)-r);
+                    return NULL;
+                }
+                if (r == 0) break;
+                got += (uint64_t)r;
+            }
+            break;
+        }
     }
     if (lo + got < off + n) {                       /* the same report as a buffered read's */
         uint64_t at = SL__MAX(lo + got, off);
@@ -7845,7 +7871,7 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     safeload_result r;
     char *tmp = NULL, *target = NULL;
     size_t tlen, dir, at, i, k;
-    int ok = 0, made = 0, oom = 0, why = 0, beside = 0;
+    int ok = 0, made = 0, oom = 0, why = 0, beside = 0, renaming = 0;
     sl__keep keep;
     uint64_t salt;
     sl__buf wb;
@@ -7889,6 +7915,9 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
        target's name + ".tmp-" + 12 random characters, or, where that name would be too long
        (a name near the file system's limit), ".tmp-" + 12 characters in the same directory. */
     salt = sl__entropy(tmp);
+    /* 255 is the usual limit of one name (bytes on POSIX, UTF-16 units on Windows, never more
+       than the UTF-8 bytes), and file systems differ in the error they give past it */
+    beside = tlen - dir + 17 > 255;
     for (k = 0; k < 64 && !made; k++) {
         static const char digits[] = "0123456789abcdefghijklmnopqrstuv";
         uint64_t x = salt + k * 0x9E3779B97F4A7C15ULL;
@@ -7965,7 +7994,7 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         wpath = sl__widen(target, &pl.alloc);
         ok = wpath && MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING |
                                                   MOVEFILE_WRITE_THROUGH) != 0;
-        if (!ok) why = wpath ? (int)GetLastError() : 0, oom = !wpath;
+        if (!ok) why = wpath ? (int)GetLastError() : 0, oom = !wpath, renaming = !oom;
     }
     if (!ok) DeleteFileW(wtmp);
 #else
@@ -7999,6 +8028,11 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
     if (!ok && oom)
         r = sl__fail(err, SAFELOAD_OUT_OF_MEMORY, path, SAFELOAD_NO_OFFSET, NULL, 0,
                      "out of memory while writing; the target is untouched");
+    else if (!ok && renaming && (why == 5 || why == 32))
+        r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "cannot replace the target (error %d): it is read-only, or open (Windows "
+                     "does not replace an open file, even one this process opened: close it "
+                     "first); the target is untouched", why);
     else if (!ok)
         r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                      "writing or renaming the temporary file failed: %s (error %d); the target "

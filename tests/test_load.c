@@ -5,6 +5,9 @@
 #define _GNU_SOURCE
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
 /* fault injection on the file reads (the library's test seams) */
@@ -17,17 +20,24 @@ static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off);
 #include "testutil.h"
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <fcntl.h>
 
 /* ---- fault injection ---- */
 enum { FI_NONE, FI_EINTR, FI_SHORT, FI_FAIL_AT };
 static int fi_mode = FI_NONE;
 static long fi_count = 0, fi_at = -1;
 
+/* every read on an O_DIRECT descriptor must be aligned (Windows refuses others, also at the
+   end of the file): counted here, checked at the end */
+static long tl_direct_reads, tl_direct_misaligned;
+
 static ssize_t tl_pread(int fd, void *buf, size_t n, off_t off) {
     long k = __atomic_fetch_add(&fi_count, 1, __ATOMIC_RELAXED);
+    int fl = fcntl(fd, F_GETFL);
+    if (fl != -1 && (fl & O_DIRECT)) {
+        __atomic_fetch_add(&tl_direct_reads, 1, __ATOMIC_RELAXED);
+        if (((uintptr_t)buf | (uintptr_t)n | (uintptr_t)off) % 4096)
+            __atomic_fetch_add(&tl_direct_misaligned, 1, __ATOMIC_RELAXED);
+    }
     if (fi_mode == FI_EINTR && (k & 1)) { errno = EINTR; return -1; }
     if (fi_mode == FI_SHORT && n > 4) n = n / 2 + (size_t)(k % 3);
     if (fi_mode == FI_FAIL_AT && k == fi_at) { errno = EIO; return -1; }
@@ -1869,6 +1879,9 @@ int main(void) {
         tl_free_model(&s);
     }
     tl_free_model(&m);
+    /* where this file system takes O_DIRECT, every unbuffered read was aligned */
+    printf("  %ld O_DIRECT reads, %ld misaligned\n", tl_direct_reads, tl_direct_misaligned);
+    CHECK_EQ_U64(tl_direct_misaligned, 0);
     {
         char cmd[600];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tl_dir);

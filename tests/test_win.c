@@ -177,6 +177,74 @@ int main(void) {
     safeload_loaded_free(l);
     safeload_model_close(m);
 
+    {   /* one shard file under two spellings, w/s1 and w\s1: one shard on Windows (a
+           backslash separates there), a missing file elsewhere (it is part of a name) */
+        char bdir[340], wdir[360], sp[400], bidx[400];
+        snprintf(bdir, sizeof bdir, "%s/bs", dir);
+        snprintf(wdir, sizeof wdir, "%s/w", bdir);
+        CHECK(tw_mkdir(bdir) == 0 && tw_mkdir(wdir) == 0);
+        snprintf(sp, sizeof sp, "%s/s1.safetensors", wdir);
+        CHECK(safeload_save(sp, tw_t, 2, NULL, &e) == SAFELOAD_OK);
+        snprintf(bidx, sizeof bidx, "%s/model.safetensors.index.json", bdir);
+        fp = fopen(bidx, "wb");
+        fprintf(fp, "{\"weight_map\":{\"%s\":\"w/s1.safetensors\",\"%s\":\"w\\\\s1.safetensors\"}}",
+                tw_names[0], tw_names[1]);
+        fclose(fp);
+#if defined(_WIN32)
+        CHECK_MSG(safeload_model_open(&m, bidx, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+        CHECK_EQ_U64(safeload_model_shard_count(m), 1);
+        CHECK_EQ_U64(safeload_model_tensor_count(m), 2);
+        safeload_model_close(m);
+#else
+        CHECK(safeload_model_open(&m, bidx, NULL, &e) == SAFELOAD_INDEX_SHARD_MISSING);
+#endif
+        remove(bidx);
+        remove(sp);
+#if defined(_WIN32)
+        _rmdir(wdir);
+        _rmdir(bdir);
+#else
+        rmdir(wdir);
+        rmdir(bdir);
+#endif
+    }
+    {   /* a name of 250 bytes: the temporary name beside it would pass 255, so the short one
+           is used (file systems disagree on the error a long name gives) */
+        char lp[600];
+        size_t at = (size_t)snprintf(lp, sizeof lp, "%s/", dir), k2;
+        safeload_file *f;
+        for (k2 = 0; k2 < 238; k2++) lp[at + k2] = 'n';
+        snprintf(lp + at + 238, sizeof lp - at - 238, ".safetensors");
+        CHECK_MSG(safeload_save(lp, tw_t, 3, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+        CHECK(safeload_open(&f, lp, NULL, &e) == SAFELOAD_OK);
+        CHECK_EQ_U64(safeload_tensor_count(f), 3);
+        /* saving over a file this process has open: POSIX replaces it (the open file keeps
+           the old bytes); Windows refuses, and says that an open file cannot be replaced */
+#if defined(_WIN32)
+        CHECK(safeload_save(lp, tw_t, 2, NULL, &e) == SAFELOAD_IO_ERROR);
+        CHECK_MSG(strstr(e.message, "does not replace an open file") != NULL, "%s", e.message);
+        safeload_close(f);
+#else
+        CHECK(safeload_save(lp, tw_t, 2, NULL, &e) == SAFELOAD_OK);
+        CHECK_EQ_U64(safeload_tensor_count(f), 3);
+        safeload_close(f);
+#endif
+        CHECK(safeload_open(&f, lp, NULL, &e) == SAFELOAD_OK);
+#if defined(_WIN32)
+        CHECK_EQ_U64(safeload_tensor_count(f), 3);      /* untouched */
+#else
+        CHECK_EQ_U64(safeload_tensor_count(f), 2);
+#endif
+        safeload_close(f);
+        remove(lp);
+    }
+    /* an empty path names no file */
+    {
+        safeload_file *f;
+        CHECK(safeload_open(&f, "", NULL, &e) == SAFELOAD_INVALID_ARGUMENT && f == NULL);
+        CHECK(safeload_model_open(&m, "", NULL, &e) == SAFELOAD_INVALID_ARGUMENT && m == NULL);
+    }
+
     /* errors name the file */
     CHECK(safeload_model_open(&m, "no-such-dir/x.safetensors", NULL, &e) == SAFELOAD_IO_ERROR);
     CHECK(strstr(e.file, "x.safetensors") != NULL);
