@@ -5435,6 +5435,15 @@ static int sl__ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
+static int sl__ends_with_nocase(const char *s, const char *lower_suffix) {  /* ASCII case */
+    size_t n = strlen(s), k = strlen(lower_suffix), i;
+    if (n < k) return 0;
+    for (i = 0; i < k; i++) {
+        char c = s[n - k + i];
+        if ((c >= 'A' && c <= 'Z' ? (char)(c + 32) : c) != lower_suffix[i]) return 0;
+    }
+    return 1;
+}
 
 static char *sl__strdup(const safeload_allocator *a, const char *s, size_t n) {
     char *d = (char *)sl__malloc(a, n + 1);
@@ -5787,10 +5796,7 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
         sl__free(&m->alloc, d.single);
         sl__free(&m->alloc, d.variant);
     } else {
-        size_t pl = strlen(path);     /* ".json" in any case: INDEX.JSON from a FAT drive */
-        is_index = pl >= 5 && path[pl - 5] == '.' && (path[pl - 4] | 0x20) == 'j' &&
-                   (path[pl - 3] | 0x20) == 's' && (path[pl - 2] | 0x20) == 'o' &&
-                   (path[pl - 1] | 0x20) == 'n';
+        is_index = sl__ends_with_nocase(path, ".json");  /* INDEX.JSON from a FAT drive */
         target = sl__strdup(&m->alloc, path, strlen(path));
         if (!target) r = SL__OOM(err, path);
     }
@@ -6185,20 +6191,18 @@ static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl
             /* a part of a block: the end of the file (or a partial read). Another unbuffered
                read would start at an unaligned offset, which Windows refuses (and Linux may):
                the rest, if any is wanted, comes through the file's own buffered handle */
-            sl__os_file fd = L->shards[t->shard]->src.fd;
-            while (lo + got < off + n) {
-                r = sl__os_pread(fd, buf + got, (size_t)SL__MIN(off + n - lo - got,
-                                                                (uint64_t)SL__READ_MAX), lo + got);
-                w->reads++;
-                if (r < 0) {
-                    uint64_t at = SL__MAX(lo + got, off);
+            if (lo + got < off + n) {
+                uint64_t at = 0;
+                r = sl__fd_read_full(L->shards[t->shard]->src.fd, buf + got, off + n - lo - got,
+                                     lo + got, &w->reads, &at);
+                if (r > 0) {
+                    at = SL__MAX(at, off);
                     sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at),
                                   NULL, "read at byte %llu failed (error %lld)", (sl__ull)at,
-                                  (long long)-r);
+                                  (long long)r);
                     return NULL;
                 }
-                if (r == 0) break;
-                got += (uint64_t)r;
+                got = r == 0 ? off + n - lo : at - lo;     /* at: where the file ended */
             }
             break;
         }
