@@ -270,6 +270,9 @@ SAFELOAD_API size_t safeload_metadata_count(const safeload_file *file);
 SAFELOAD_API const safeload_kv *safeload_metadata_at(const safeload_file *file, size_t i);
 SAFELOAD_API const safeload_kv *safeload_metadata_find(const safeload_file *file,
                                                        const char *key);
+/* key of len bytes, which may hold NUL (a metadata key may) */
+SAFELOAD_API const safeload_kv *safeload_metadata_find_n(const safeload_file *file,
+                                                         const char *key, size_t len);
 
 /* Read a whole tensor's stored bytes into dst (synchronous, no cast). dst must not overlap
    the tensor's bytes in a memory source (INVALID_ARGUMENT). */
@@ -286,7 +289,8 @@ SAFELOAD_API safeload_result safeload_view(safeload_file *file, const safeload_t
 
 /* ---------------------------------------------------------------------------------------------
    Key check: which of the names a program expects are missing, and which names in the
-   checkpoint it did not expect. O(expected + tensors).
+   checkpoint it did not expect. O(expected + tensors). missing keeps the order given (a name
+   listed twice is reported once); unexpected is in tensor order.
    ------------------------------------------------------------------------------------------ */
 typedef struct safeload_key_report {
     const char **missing;     size_t missing_count;    /* point into the caller's array */
@@ -3279,14 +3283,16 @@ SL__DEF const safeload_kv *safeload_metadata_at(const safeload_file *f, size_t i
     return f && i < f->meta_count ? &f->meta[i] : NULL;
 }
 
-SL__DEF const safeload_kv *safeload_metadata_find(const safeload_file *f, const char *key) {
+SL__DEF const safeload_kv *safeload_metadata_find_n(const safeload_file *f, const char *key,
+                                                    size_t len) {
     int64_t i;
-    size_t len;
     if (!f || !key) return NULL;
-    len = strlen(key);
     i = sl__table_find(&f->meta_names, SL__KEYS(f->meta, safeload_kv), key, len,
                        sl__hash(key, len, f->k0, f->k1));
     return i < 0 ? NULL : &f->meta[i];
+}
+SL__DEF const safeload_kv *safeload_metadata_find(const safeload_file *f, const char *key) {
+    return key ? safeload_metadata_find_n(f, key, strlen(key)) : NULL;
 }
 
 /* Is t one of f's tensors? (callers pass pointers back in) */

@@ -637,6 +637,11 @@ static void test_json_accepted(void) {
     CHECK(kv && kv->key_len == 1 && kv->value_len == 3 && memcmp(kv->value, "a\0b", 4) == 0);
     kv = safeload_metadata_at(o.f, 1);
     CHECK(kv && kv->key_len == 2 && memcmp(kv->key, "z\0", 3) == 0 && kv->value_len == 1 && kv->value[0] == 0);
+    /* such a key is found by its length: "z\0" is not "z" */
+    CHECK(safeload_metadata_find_n(o.f, "z\0", 2) == kv);
+    CHECK(safeload_metadata_find(o.f, "z") == NULL && safeload_metadata_find_n(o.f, "z", 1) == NULL);
+    CHECK(safeload_metadata_find_n(o.f, "kx", 1) == safeload_metadata_at(o.f, 0));
+    CHECK(safeload_metadata_find_n(NULL, "k", 1) == NULL && safeload_metadata_find_n(o.f, NULL, 0) == NULL);
     ofile_close(&o);
     /* null metadata = none; {} = empty; __metadata__ anywhere */
     o = OPEN_OK("{\"__metadata__\":null," ENT_A "}", 4);
