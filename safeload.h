@@ -215,7 +215,8 @@ typedef struct safeload_reader {
 
 typedef struct safeload_open_desc {
     safeload_allocator allocator;
-    uint64_t hash_seed;                 /* 0 = a per-file seed from address and time */
+    uint64_t hash_seed;                 /* 0 = a per-file seed from address and time; in a
+                                           model desc it seeds the model's table too */
 } safeload_open_desc;
 
 typedef struct safeload_tensor {
@@ -5282,6 +5283,8 @@ static safeload_model *sl__model_new(const safeload_model_desc *desc) {
     m->alloc = a;
     m->k0 = desc && desc->open.hash_seed ? desc->open.hash_seed : sl__entropy(m);
     m->k1 = sl__entropy(&m->k0) ^ 0x27d4eb2f165667c5ULL;
+    if (desc && desc->open.hash_seed)       /* a seed makes the model's table repeatable too */
+        m->k1 = desc->open.hash_seed * 0x9E3779B97F4A7C15ULL + 3;
     return m;
 }
 

@@ -605,6 +605,17 @@ static void test_sources(const tl_model *m, const char *path) {
         }
         safeload_close(f);
     }
+    {   /* a hash seed makes the model's name table repeatable: both keys follow it */
+        safeload_model *m1, *m2;
+        safeload_model_desc md;
+        memset(&md, 0, sizeof md);
+        md.open.hash_seed = 42;
+        CHECK(safeload_model_open(&m1, path, &md, &e) == SAFELOAD_OK);
+        CHECK(safeload_model_open(&m2, path, &md, &e) == SAFELOAD_OK);
+        CHECK(m1->k0 == m2->k0 && m1->k1 == m2->k1);
+        safeload_model_close(m1);
+        safeload_model_close(m2);
+    }
     {   /* no files at all (a NULL array with count 0): an empty model */
         CHECK(safeload_model_from_files(&mod, NULL, 0, NULL, &e) == SAFELOAD_OK);
         CHECK(safeload_model_tensor_count(mod) == 0 && safeload_model_shard_count(mod) == 0);
