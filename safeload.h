@@ -2665,6 +2665,10 @@ static size_t sl__drop_dot_parts(char *s, size_t n) {
 static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
     safeload_result r;
     unsigned char *p = j->p;
+    safeload_kv **arr = is_map ? &ix->map : &ix->meta;        /* where the pairs go */
+    size_t *cnt = is_map ? &ix->map_count : &ix->meta_count;
+    size_t *cap = is_map ? &ix->map_cap : &ix->meta_cap;
+    uint32_t **pos = is_map ? &ix->map_pos : &ix->meta_pos;
     if (*p != '{') {
         if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
         return sl__jfail(j, p, "invalid type: %s, expected a map", sl__jkind(*p));
@@ -2718,20 +2722,14 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
         c = *p;                 /* read the delimiter first: the number's NUL may land on it */
         if (v) v[vl] = 0;
         kv.key = k; kv.key_len = kl; kv.value = v; kv.value_len = vl;
-        {
-            safeload_kv **arr = is_map ? &ix->map : &ix->meta;
-            size_t *cnt = is_map ? &ix->map_count : &ix->meta_count;
-            size_t *cap = is_map ? &ix->map_cap : &ix->meta_cap;
-            uint32_t **pos = is_map ? &ix->map_pos : &ix->meta_pos;
-            if (*cnt == *cap) {
-                size_t c2 = *cap;
-                if (!sl__grow(j->alloc, (void **)arr, cap, *cnt + 1, sizeof(safeload_kv)) ||
-                    !sl__grow(j->alloc, (void **)pos, &c2, *cnt + 1, sizeof(uint32_t)))
-                    return SL__OOM(j->err, j->path);
-            }
-            (*pos)[*cnt] = (uint32_t)(kp - j->start);
-            (*arr)[(*cnt)++] = kv;
+        if (*cnt == *cap) {
+            size_t c2 = *cap;
+            if (!sl__grow(j->alloc, (void **)arr, cap, *cnt + 1, sizeof(safeload_kv)) ||
+                !sl__grow(j->alloc, (void **)pos, &c2, *cnt + 1, sizeof(uint32_t)))
+                return SL__OOM(j->err, j->path);
         }
+        (*pos)[*cnt] = (uint32_t)(kp - j->start);
+        (*arr)[(*cnt)++] = kv;
         if (c == ',') {
             p++;
             SL__WS(p);
