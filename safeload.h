@@ -238,7 +238,8 @@ typedef struct safeload_kv {
     const char *value; size_t value_len;
 } safeload_kv;
 
-/* path is UTF-8 (converted to UTF-16 on Windows). */
+/* path is UTF-8 (converted to UTF-16 on Windows, in the \\?\ form when 248 characters or longer,
+   so MAX_PATH does not apply). */
 SAFELOAD_API safeload_result safeload_open(safeload_file **out, const char *path,
                                            const safeload_open_desc *desc, safeload_error *err);
 /* The buffer is not copied for data reads: it must outlive the file. */
@@ -921,6 +922,37 @@ extern uid_t geteuid(void);
 #define SL__READ_MAX ((size_t)64 << 20)   /* bytes per read call: Windows' ReadFile limit */
 
 #if defined(SL__WINDOWS)
+/* A path of MAX_PATH (260) characters or more fails in the Win32 calls unless the process has
+   opted in to long paths. The \\?\ form has no such limit, but Windows takes it literally (no
+   '/', '.' or '..', no relative paths), so a long path is first made absolute and normalised by
+   GetFullPathNameW, which has no limit itself. 248, not 260: CreateDirectory's limit, and the
+   one a directory's pattern ("dir\*") must stay under. Where that fails, the path is kept as
+   given, and the call that uses it says why. */
+static wchar_t *sl__long_path(wchar_t *w, size_t len, const safeload_allocator *a) {
+    DWORD m, k;
+    wchar_t *v;
+    size_t skip;
+    if (len < 248 || (w[0] == L'\\' && w[1] == L'\\' && (w[2] == L'?' || w[2] == L'.') &&
+                            w[3] == L'\\'))          /* short, or already \\?\ or \\.\ */
+        return w;
+    m = GetFullPathNameW(w, 0, NULL, NULL);
+    if (m == 0) return w;
+    v = (wchar_t *)sl__malloc(a, ((size_t)m + 8) * sizeof(wchar_t));
+    if (!v) return w;
+    k = GetFullPathNameW(w, m, v + 6, NULL);             /* room for "\\?\UNC" before it */
+    if (k == 0 || k >= m) { sl__free(a, v); return w; }
+    if (v[6] == L'\\' && v[7] == L'\\') {                /* \\server\share\... */
+        memcpy(v, L"\\\\?\\UNC", 7 * sizeof(wchar_t));    /* over the first '\\' */
+        skip = 0;
+    } else {                                             /* C:\... */
+        memcpy(v + 2, L"\\\\?\\", 4 * sizeof(wchar_t));
+        skip = 2;
+    }
+    if (skip) memmove(v, v + skip, ((size_t)k + 6 - skip + 1) * sizeof(wchar_t));
+    sl__free(a, w);
+    return v;
+}
+
 static wchar_t *sl__widen(const char *path, const safeload_allocator *a) {
     int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
     wchar_t *w;
@@ -930,7 +962,7 @@ static wchar_t *sl__widen(const char *path, const safeload_allocator *a) {
         sl__free(a, w);
         w = NULL;
     }
-    return w;
+    return w ? sl__long_path(w, (size_t)n - 1, a) : NULL;
 }
 #endif
 
