@@ -1842,20 +1842,26 @@ static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_
         j->p = p + 1;
         return SAFELOAD_OK;
     }
+    /* From here the string is decoded in place, so the write point w trails the read point p,
+       and the bytes between them may start inside a multibyte sequence. A failure blanks them,
+       so that the whole-header UTF-8 check after a JSON error (the reference checks UTF-8
+       first) sees the header as valid as it was. The error is worded before the blanking. */
+#define SL__JSTR_FAIL(call) \
+    do { safeload_result r_ = (call); memset(w, ' ', (size_t)(p - w)); return r_; } while (0)
     w = p;
     for (;;) {
         unsigned c = *p;
         if (c == '"' && p < j->end) break;
         if (c >= 0x80) {
-            if (!(k = sl__utf8_seq(p, j->end))) return sl__jutf8_fail(j, p);
+            if (!(k = sl__utf8_seq(p, j->end))) SL__JSTR_FAIL(sl__jutf8_fail(j, p));
             while (k--) *w++ = *p++;
             continue;
         }
         if (c >= 0x20 && c != '\\') { *w++ = *p++; continue; }
-        if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a string");
+        if (p >= j->end) SL__JSTR_FAIL(sl__jfail(j, p, "EOF while parsing a string"));
         if (c < 0x20)
-            return sl__jfail(j, p, "control character (\\u0000-\\u001F) found while parsing "
-                             "a string");
+            SL__JSTR_FAIL(sl__jfail(j, p, "control character (\\u0000-\\u001F) found while "
+                                    "parsing a string"));
         /* an escape */
         switch (p[1]) {
         case '"': *w++ = '"'; p += 2; break;
@@ -1868,14 +1874,14 @@ static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_
         case 't': *w++ = '\t'; p += 2; break;
         case 'u': {
             unsigned cp, lo;
-            if (!sl__hex4(p + 2, &cp)) return sl__jfail(j, p, "invalid escape");
+            if (!sl__hex4(p + 2, &cp)) SL__JSTR_FAIL(sl__jfail(j, p, "invalid escape"));
             p += 6;
             if (cp >= 0xDC00 && cp <= 0xDFFF)
-                return sl__jfail(j, p - 6, "lone trailing surrogate in hex escape");
+                SL__JSTR_FAIL(sl__jfail(j, p - 6, "lone trailing surrogate in hex escape"));
             if (cp >= 0xD800 && cp <= 0xDBFF) {
                 if (p[0] != '\\' || p[1] != 'u' || !sl__hex4(p + 2, &lo) || lo < 0xDC00 ||
                     lo > 0xDFFF)
-                    return sl__jfail(j, p - 6, "lone leading surrogate in hex escape");
+                    SL__JSTR_FAIL(sl__jfail(j, p - 6, "lone leading surrogate in hex escape"));
                 p += 6;
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             }
@@ -1897,8 +1903,8 @@ static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_
             break;
         }
         default:
-            if (p + 1 >= j->end) return sl__jfail(j, p + 1, "EOF while parsing a string");
-            return sl__jfail(j, p, "invalid escape");
+            if (p + 1 >= j->end) SL__JSTR_FAIL(sl__jfail(j, p + 1, "EOF while parsing a string"));
+            SL__JSTR_FAIL(sl__jfail(j, p, "invalid escape"));
         }
     }
     *out = (char *)s; *len = (size_t)(w - s);
@@ -1908,6 +1914,7 @@ static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_
     if (p > w + 1) memset(w + 1, ' ', (size_t)(p - (w + 1)));
     j->p = p + 1;
     return SAFELOAD_OK;
+#undef SL__JSTR_FAIL
 }
 
 #define SL__ISDIGIT(c) ((unsigned)((c) - '0') < 10u)

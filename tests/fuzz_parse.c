@@ -9,6 +9,32 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Offset of the first byte of p[0, n) that is not part of well-formed UTF-8 (Unicode table
+   3-7), or n: written apart from the header's own check, as an oracle for it. */
+static size_t fz_utf8_bad_at(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i], k, lo = 0x80, hi = 0xBF, j;
+        if (c < 0x80) { i++; continue; }
+        if (c >= 0xC2 && c <= 0xDF) k = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            k = 2;
+            if (c == 0xE0) lo = 0xA0;
+            if (c == 0xED) hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            k = 3;
+            if (c == 0xF0) lo = 0x90;
+            if (c == 0xF4) hi = 0x8F;
+        } else return i;
+        for (j = 1; j <= k; j++) {
+            if (i + j >= n) return i;
+            if (p[i + j] < (j == 1 ? lo : 0x80) || p[i + j] > (j == 1 ? hi : 0xBF)) return i;
+        }
+        i += k + 1;
+    }
+    return n;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     safeload_file *f;
     safeload_error e;
@@ -19,6 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     od.hash_seed = 0x1234;
     if (safeload_open_memory(&f, data, size, &od, &e) != SAFELOAD_OK) {
         FZ_ASSERT(e.code != SAFELOAD_OK && safeload_result_id(e.code)[0] != 'U');
+        if (size >= 8) {   /* past the length checks, UTF-8 comes first, at its first bad byte */
+            uint64_t hn = 0;
+            for (i = 0; i < 8; i++) hn |= (uint64_t)data[i] << (8 * i);
+            if (hn <= 100000000u && hn <= size - 8) {
+                size_t bad = fz_utf8_bad_at(data + 8, (size_t)hn);
+                FZ_ASSERT((e.code == SAFELOAD_INVALID_UTF8) == (bad < hn));
+                FZ_ASSERT(bad == hn || e.offset == 8 + (uint64_t)bad);
+            }
+        }
         return 0;
     }
     n = safeload_tensor_count(f);

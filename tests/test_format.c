@@ -331,6 +331,16 @@ static void test_utf8(void) {
        bad UTF-8 when a later JSON error makes the parser re-check the whole header */
     BADJ("{\"\\n\\n\xc3\xa9\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},}", 1);
     BADJ("{\"__metadata__\":{\"k\":\"\\t\\t\\t\xe2\x82\xac\"},\"x\":1}", 0);
+    /* ... and when the string itself fails after an escape (a bad escape, a control character,
+       a lone surrogate): still a JSON error, or the first really bad byte where there is one */
+    BADJ("{\"a\\n\xc3\xa9\\q\":1}", 0);
+    BADJ("{\"x\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,4],\"k\":\"\\t\xe2\x82\xac\x01\"}}", 4);
+    BADJ("{\"\\t\xc3\xa9\\ud800\":1}", 0);
+    BADJ("{\"\\t\\t\xf0\x9f\x98\x80\\u12\":1}", 0);
+    {
+        const char h[] = "{\"\\t\xc3\xa9\\q\":1,\"b\xff\":2}";
+        EXPN(h, sizeof h - 1, 0, INVALID_UTF8, 8 + sizeof h - 6);
+    }
     /* boundaries of the valid ranges */
     UTF8_OK("\xc2\x80"); UTF8_OK("\xdf\xbf"); UTF8_OK("\xe0\xa0\x80"); UTF8_OK("\xed\x9f\xbf");
     UTF8_OK("\xee\x80\x80"); UTF8_OK("\xef\xbf\xbf"); UTF8_OK("\xf0\x90\x80\x80");
