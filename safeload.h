@@ -1612,13 +1612,14 @@ static safeload_result sl__source_read(const sl__source *s, const char *path, ui
     }
     while (n) {
         int64_t r;
+        size_t ask = SL__MIN(n, SL__READ_MAX);
         if (calls) (*calls)++;
-        if (s->kind == SL__SRC_FILE) r = sl__os_pread(s->fd, d, n, off);
-        else r = s->reader.read(s->reader.user, off, d, SL__MIN(n, SL__READ_MAX));
-        if (r < 0 || (uint64_t)r > n)
+        if (s->kind == SL__SRC_FILE) r = sl__os_pread(s->fd, d, ask, off);
+        else r = s->reader.read(s->reader.user, off, d, ask);
+        if (r < 0 || (uint64_t)r > ask)   /* more than asked for: a broken reader */
             return sl__fail(err, SAFELOAD_IO_ERROR, path, off, NULL, 0,
                             "read of %llu bytes at byte %llu failed (error %lld)",
-                            (sl__ull)n, (sl__ull)off, (long long)sl__err_code(r));
+                            (sl__ull)ask, (sl__ull)off, (long long)sl__err_code(r));
         if (r == 0)
             return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, path, off, NULL, 0,
                             "file ended at byte %llu, %llu byte%s short (it was %llu bytes "
@@ -5503,7 +5504,8 @@ static char *sl__join(const safeload_allocator *a, const char *dir, size_t dlen,
     char *p = (char *)sl__malloc(a, dlen + nlen + 2);
     if (!p) return NULL;
     memcpy(p, dir, dlen);
-    if (dlen && dir[dlen - 1] != '/' && dir[dlen - 1] != '\\') p[dlen++] = '/';
+    if (dlen && dir[dlen - 1] != '/' && !(SL__WINDOWS_PATHS && dir[dlen - 1] == '\\'))
+        p[dlen++] = '/';
     memcpy(p + dlen, name, nlen);
     p[dlen + nlen] = 0;
     return p;
@@ -5608,7 +5610,9 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
 
     memset(&itab, 0, sizeof itab);
     memset(&job, 0, sizeof job);
-    while (dlen && path[dlen - 1] != '/' && path[dlen - 1] != '\\') dlen--;
+    /* the index's directory; a backslash is part of a name outside Windows */
+    while (dlen && path[dlen - 1] != '/' && !(SL__WINDOWS_PATHS && path[dlen - 1] == '\\'))
+        dlen--;
 
     /* read and parse the index */
     memset(&src, 0, sizeof src);
@@ -6290,10 +6294,10 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
         /* the caller's reader: short reads are fine, errors and early ends are not */
         rc = 0;
         while (n) {
-            int64_t r = f->src.reader.read(f->src.reader.user, off, dst,
-                                           (size_t)SL__MIN(n, (uint64_t)SL__READ_MAX));
+            size_t ask = (size_t)SL__MIN(n, (uint64_t)SL__READ_MAX);
+            int64_t r = f->src.reader.read(f->src.reader.user, off, dst, ask);
             w->reads++;
-            if (r < 0 || (uint64_t)r > n) { rc = sl__err_code(r); at = off; break; }
+            if (r < 0 || (uint64_t)r > ask) { rc = sl__err_code(r); at = off; break; }
             if (r == 0) { rc = -1; at = off; break; }
             dst += r; off += (uint64_t)r; n -= (uint64_t)r;
             w->bytes_read += (uint64_t)r;

@@ -1826,6 +1826,15 @@ static int64_t liar_read(void *user, uint64_t off, void *dst, size_t n) {
     return (int64_t)n + 100;
 }
 
+/* Honest, except that a read of exactly 64 MiB claims one byte more (mode 0; 5: honest). */
+static int64_t liar64_read(void *user, uint64_t off, void *dst, size_t n) {
+    rd_user *u = (rd_user *)user;
+    if (off >= u->n) return 0;
+    if (n > u->n - off) n = (size_t)(u->n - off);
+    memcpy(dst, u->p + off, n);
+    return (int64_t)n + (u->mode == 0 && n == ((size_t)64 << 20));
+}
+
 static void test_reader_misbehaving(void) {
     const char *h = "{" T("w","F32","[5]",0,20) "}";
     size_t n;
@@ -1844,6 +1853,54 @@ static void test_reader_misbehaving(void) {
         safeload_close(f);
     }
     free(img);
+    {   /* the same lie on a read of 64 MiB, the most one call asks for: a header and a tensor
+           of 65 MiB are read in two calls, and the first one's extra byte must be caught */
+        size_t big = (size_t)65 << 20, hl;
+        char hb[128];
+        unsigned char *p = (unsigned char *)malloc(8 + big);
+        safeload_error e;
+        CHECK(p != NULL);
+        if (!p) return;
+        put_le64(p, big);                        /* a 65 MiB header: "{}" and spaces */
+        memset(p + 8, ' ', big);
+        memcpy(p + 8, "{}", 2);
+        r = mk_reader(&u, p, 8 + big, 0);
+        r.read = liar64_read;
+        f = NULL;
+        res = safeload_open_reader(&f, &r, NULL, &e);
+        CHECK_MSG(res == SAFELOAD_IO_ERROR && f == NULL, "65 MiB header, lying reader: %s",
+                  safeload_result_id(res));
+        if (f) safeload_close(f);
+        /* a 65 MiB tensor after an honest open */
+        hl = (size_t)snprintf(hb, sizeof hb, "{\"t\":{\"dtype\":\"U8\",\"shape\":[%lu],"
+                              "\"data_offsets\":[0,%lu]}}", (unsigned long)(big - 200),
+                              (unsigned long)(big - 200));
+        put_le64(p, hl);
+        memcpy(p + 8, hb, hl);
+        r = mk_reader(&u, p, 8 + hl + big - 200, 0);
+        r.read = liar64_read;
+        u.mode = 5;                              /* honest until told */
+        res = safeload_open_reader(&f, &r, NULL, &e);
+        CHECK_MSG(res == SAFELOAD_OK, "%s", e.message);
+        if (f) {
+            safeload_model *m = NULL;
+            safeload_loaded *l = NULL;
+            safeload_load_desc d;
+            u.mode = 0;
+            res = safeload_read(f, safeload_find(f, "t"), p + 8 + hl, big - 200, &e);
+            CHECK_MSG(res == SAFELOAD_IO_ERROR, "safeload_read, lying reader: %s",
+                      safeload_result_id(res));
+            CHECK(safeload_model_from_files(&m, &f, 1, NULL, &e) == SAFELOAD_OK);
+            memset(&d, 0, sizeof d);
+            d.chunk_size = (size_t)128 << 20;    /* one task, read in 64 MiB calls */
+            res = safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e);
+            CHECK_MSG(res == SAFELOAD_IO_ERROR && l == NULL, "load, lying reader: %s",
+                      safeload_result_id(res));
+            safeload_loaded_free(l);
+            safeload_model_close(m);
+        }
+        free(p);
+    }
 }
 /* ---- the reference files ----------------------------------------------------------------- */
 

@@ -242,6 +242,42 @@ int main(void) {
         rmdir(bdir);
 #endif
     }
+#if !defined(_WIN32)
+    {   /* outside Windows a backslash is part of a name, in the index's own path too: the
+           index "we\ird.json" lies in bs2, and the folder "d\" holds model.safetensors */
+        char bdir[340], sp[400], bidx[400], ddir[340];
+        safeload_file *f;
+        snprintf(bdir, sizeof bdir, "%s/bs2", dir);
+        CHECK(tw_mkdir(bdir) == 0);
+        snprintf(sp, sizeof sp, "%s/s.safetensors", bdir);
+        CHECK(safeload_save(sp, tw_t, 2, NULL, &e) == SAFELOAD_OK);
+        snprintf(bidx, sizeof bidx, "%s/we\\ird.json", bdir);
+        fp = fopen(bidx, "wb");
+        fprintf(fp, "{\"weight_map\":{\"%s\":\"s.safetensors\",\"%s\":\"s.safetensors\"}}",
+                tw_names[0], tw_names[1]);
+        fclose(fp);
+        CHECK_MSG(safeload_model_open(&m, bidx, NULL, &e) == SAFELOAD_OK, "%s: %s", e.file,
+                  e.message);
+        CHECK_EQ_U64(safeload_model_tensor_count(m), 2);
+        safeload_model_close(m);
+        snprintf(ddir, sizeof ddir, "%s/d\\", dir);
+        CHECK(tw_mkdir(ddir) == 0);
+        snprintf(sp, sizeof sp, "%s/model.safetensors", ddir);
+        CHECK(safeload_save(sp, tw_t, 3, NULL, &e) == SAFELOAD_OK);
+        CHECK_MSG(safeload_model_open(&m, ddir, NULL, &e) == SAFELOAD_OK, "%s: %s", e.file,
+                  e.message);
+        CHECK_EQ_U64(safeload_model_tensor_count(m), 3);
+        safeload_model_close(m);
+        CHECK(safeload_open(&f, sp, NULL, &e) == SAFELOAD_OK);
+        safeload_close(f);
+        remove(sp);
+        rmdir(ddir);
+        remove(bidx);
+        snprintf(sp, sizeof sp, "%s/s.safetensors", bdir);
+        remove(sp);
+        rmdir(bdir);
+    }
+#endif
     {   /* a name of 250 bytes: the temporary name beside it would pass 255, so the short one
            is used (file systems disagree on the error a long name gives) */
         char lp[600];
