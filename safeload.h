@@ -932,15 +932,21 @@ static wchar_t *sl__long_path(wchar_t *w, size_t len, const safeload_allocator *
     DWORD m, k;
     wchar_t *v;
     size_t skip;
-    if (len < 248 || (w[0] == L'\\' && w[1] == L'\\' && (w[2] == L'?' || w[2] == L'.') &&
-                            w[3] == L'\\'))          /* short, or already \\?\ or \\.\ */
-        return w;
+#define SL__WSEP(c) ((c) == L'\\' || (c) == L'/')
+#define SL__WDEVICE(p) /* \\?\ or \\.\, in either slash */ \
+    (SL__WSEP((p)[0]) && SL__WSEP((p)[1]) && ((p)[2] == L'?' || (p)[2] == L'.') && SL__WSEP((p)[3]))
+    if (len < 248 || SL__WDEVICE(w)) return w;  /* short, or a form Windows takes as it is */
     m = GetFullPathNameW(w, 0, NULL, NULL);
     if (m == 0) return w;
     v = (wchar_t *)sl__malloc(a, ((size_t)m + 8) * sizeof(wchar_t));
     if (!v) return w;
     k = GetFullPathNameW(w, m, v + 6, NULL);             /* room for "\\?\UNC" before it */
-    if (k == 0 || k >= m) { sl__free(a, v); return w; }
+    if (k == 0 || k >= m || SL__WDEVICE(v + 6)) {   /* a reserved name (NUL, COM1): a device */
+        sl__free(a, v);
+        return w;
+    }
+#undef SL__WDEVICE
+#undef SL__WSEP
     if (v[6] == L'\\' && v[7] == L'\\') {                /* \\server\share\... */
         memcpy(v, L"\\\\?\\UNC", 7 * sizeof(wchar_t));    /* over the first '\\' */
         skip = 0;
@@ -973,6 +979,7 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
 #if defined(SL__WINDOWS)
     LARGE_INTEGER li;
     HANDLE h;
+    DWORD ft;
     wchar_t *w = sl__widen(path, a);
     if (!w) return 1113; /* ERROR_NO_UNICODE_TRANSLATION (or out of memory) */
     h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
@@ -988,7 +995,15 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
         return (int)(e ? e : 5);
     }
     sl__free(a, w);
-    if (!GetFileSizeEx(h, &li)) { CloseHandle(h); return 5; }
+    /* a pipe gives no size and blocks, a device (NUL, CON, COM1) has no bytes of its own: as on
+       POSIX, only files are checkpoints. ERROR_BAD_PIPE and ERROR_BAD_DEVICE carry the why. */
+    ft = GetFileType(h);
+    if (ft != FILE_TYPE_DISK) { CloseHandle(h); return ft == FILE_TYPE_PIPE ? 230 : 1200; }
+    if (!GetFileSizeEx(h, &li)) {
+        DWORD e = GetLastError();
+        CloseHandle(h);
+        return (int)(e ? e : 5);
+    }
     *out = h;
     *size = (uint64_t)li.QuadPart;
     return 0;
@@ -1039,6 +1054,8 @@ static const char *sl__os_why(int e, const char *dflt) {
     if (e == 1113) return "the name is not valid UTF-8, or out of memory";
     if (e == 12 || e == 8 || e == 14) return "out of memory";
     if (e == 4) return "too many open files";
+    if (e == 230) return "a pipe, not a file";
+    if (e == 1200) return "a device, not a file";
     return dflt;
 #else
     if (e == ENOENT) return "no such file";
@@ -1269,7 +1286,8 @@ static int sl__os_list_dir(const char *dir, const safeload_allocator *a,
     if (!w) return -1;
     h = FindFirstFileW(w, &fd);
     sl__free(a, w);
-    if (h == INVALID_HANDLE_VALUE) return -1;
+    /* nothing matched: an empty drive root (which has no "." or ".." to list) */
+    if (h == INVALID_HANDLE_VALUE) return GetLastError() == ERROR_FILE_NOT_FOUND ? 0 : -1;
     do {
         char name[1024];
         if (WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, (int)sizeof name, NULL,

@@ -367,6 +367,10 @@ int main(void) {
             w = sl__widen(rel, &al);
             CHECK(w && tw_wstarts(w, L"\\\\?\\C:\\ddd"));
             sl__free(&al, w);
+            snprintf(rel, sizeof rel, "//?/C:/%s", deep + strlen(dir) + 1);   /* either slash */
+            w = sl__widen(rel, &al);
+            CHECK(w && tw_wstarts(w, L"//?/C:/ddd"));
+            sl__free(&al, w);
         }
 #endif
         CHECK(tw_remove_long(lp2, 0) == 0);
@@ -394,6 +398,13 @@ int main(void) {
     /* a save into a missing directory says why */
     CHECK(safeload_save("no-such-dir/y.safetensors", tw_t, 1, NULL, &e) == SAFELOAD_IO_ERROR);
     CHECK_MSG(strstr(e.message, "no such file") != NULL, "%s", e.message);
+#if defined(_WIN32)     /* a device is not a file (POSIX: /dev/null and FIFOs, in test_load) */
+    {
+        safeload_file *f;
+        CHECK(safeload_open(&f, "NUL", NULL, &e) == SAFELOAD_IO_ERROR && f == NULL);
+        CHECK_MSG(strstr(e.message, "a device, not a file") != NULL, "%s", e.message);
+    }
+#endif
 #if defined(_WIN32)     /* a path that is not UTF-8 cannot become UTF-16: an I/O error, not OOM */
     CHECK(safeload_save("bad\xff.safetensors", tw_t, 1, NULL, &e) == SAFELOAD_IO_ERROR);
     CHECK_MSG(strstr(e.message, "not valid UTF-8") != NULL, "%s", e.message);
