@@ -423,7 +423,8 @@ typedef struct safeload_device_hooks {
     void *user;
     int  (*pinned_alloc)(void *user, size_t size, void **out);
     void (*pinned_free)(void *user, void *ptr);
-    int  (*device_alloc)(void *user, size_t size, void **out);   /* "allocate for me" */
+    int  (*device_alloc)(void *user, size_t size, void **out);   /* "allocate for me";
+                                                                    size is never 0 */
     void (*device_free)(void *user, void *ptr);   /* safeload_arena_free, or a failed load;
                                                      needed wherever device_alloc is */
     int  (*begin)(void *user, int workers, int buffers);         /* optional */
@@ -6013,6 +6014,7 @@ typedef struct sl__load {
     int n_workers;
     size_t chunk, staging, pinned_size, upload_align;
     int pinned_count;
+    uint64_t pinned_bytes;              /* allocated through pinned_alloc (stats) */
     volatile size_t next_task;
     volatile uint64_t done_bytes SL__ALIGN8;   /* under mu where SL__LOCKED_COUNT */
     uint64_t total_bytes;
@@ -6161,6 +6163,9 @@ static safeload_result sl__plan_tasks(sl__load *L, const uint32_t *order) {
 
 /* ---- 5d. execution ---- */
 
+/* Records the load's first error. shard names the file; SL__NO_SHARD (a hook's failure that
+   belongs to no file) names the model, as the other hook errors do. */
+#define SL__NO_SHARD ((uint32_t)-1)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 7, 8)))
 #endif
@@ -6173,7 +6178,7 @@ static void sl__load_fail(sl__load *L, safeload_result code, uint32_t shard, uin
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    sl__fail(&e, code, shard < L->n_shards ? L->shards[shard]->path : "", offset,
+    sl__fail(&e, code, shard < L->n_shards ? L->shards[shard]->path : L->where, offset,
              t ? t->name : tensor_name, t ? t->name_len : (tensor_name ? strlen(tensor_name) : 0),
              "%s", msg);
     sl__mutex_lock(&L->mu);
@@ -7018,8 +7023,10 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         }
     }
     if (need_dev) {
-        if (L.hooks.device_alloc(L.hooks.user, (size_t)dev_total, &arena->device) != 0 ||
-            !arena->device) {
+        /* never 0 bytes (all the tensors empty): cudaMalloc answers that with NULL, and the
+           empty tensors still get a pointer, as on the host */
+        if (L.hooks.device_alloc(L.hooks.user, dev_total ? (size_t)dev_total : 1,
+                                 &arena->device) != 0 || !arena->device) {
             arena->device = NULL;
             r = sl__fail(err, SAFELOAD_HOOK_FAILED, path0, SAFELOAD_NO_OFFSET, "device_alloc",
                          12, "device_alloc hook failed for %llu bytes", (sl__ull)dev_total);
@@ -7070,7 +7077,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
 
     if (L.n_tasks) sl__pool_run(pool, sl__load_job, &L, workers);
     if (any_dev && hooks_begun && !L.have_error && L.hooks.sync(L.hooks.user) != 0)
-        sl__load_fail(&L, SAFELOAD_HOOK_FAILED, 0, SAFELOAD_NO_OFFSET, NULL, "sync",
+        sl__load_fail(&L, SAFELOAD_HOOK_FAILED, SL__NO_SHARD, SAFELOAD_NO_OFFSET, NULL, "sync",
                       "the sync hook failed at the end of the load");
     if (!L.have_error && L.progress && L.reported != L.total_bytes) {
         uint64_t last = 0;
@@ -7105,8 +7112,7 @@ out:
     }
     if (L.workers) {
         for (i = 0; i < (size_t)L.n_workers; i++) sl__worker_free(&L, &L.workers[i]);
-        if (d.stats) d.stats->pinned_bytes = (uint64_t)L.n_workers * (uint64_t)L.pinned_count *
-                                             (any_dev && L.n_tasks ? L.pinned_size : 0);
+        if (d.stats) d.stats->pinned_bytes = L.pinned_bytes;
     }
     if (hooks_begun && L.hooks.end) L.hooks.end(L.hooks.user);
     safeload_pool_destroy(tmp_pool);
@@ -7356,6 +7362,7 @@ static safeload_result sl__device_setup(sl__load *L, safeload_error *err) {
                                 "pinned_alloc", 12, "the pinned_alloc hook failed for %llu "
                                 "bytes (worker %d, buffer %d)", (sl__ull)L->pinned_size, i, b);
             }
+            L->pinned_bytes += L->pinned_size;
         }
     }
     return SAFELOAD_OK;
@@ -7369,7 +7376,7 @@ static void sl__device_drain(sl__load *L, sl__worker *w, int wid) {
     for (b = 0; b < L->pinned_count; b++) {
         if (!w->pinned_busy[b]) continue;
         if (L->hooks.wait(L->hooks.user, wid, b) != 0) {
-            sl__load_fail(L, SAFELOAD_HOOK_FAILED, 0, SAFELOAD_NO_OFFSET, NULL, "wait",
+            sl__load_fail(L, SAFELOAD_HOOK_FAILED, SL__NO_SHARD, SAFELOAD_NO_OFFSET, NULL, "wait",
                           "the wait hook failed (worker %d, buffer %d)", wid, b);
             continue;
         }

@@ -83,7 +83,7 @@ void safeload_ascend_pinned_free(void *user, void *ptr) {
 
 int safeload_ascend_device_alloc(void *user, size_t size, void **out) {
     (void)user;
-    return acl_fail(aclrtMalloc(out, size ? size : 1, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+    return acl_fail(aclrtMalloc(out, size, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
 }
 
 void safeload_ascend_device_free(void *user, void *ptr) {

@@ -83,7 +83,7 @@ void safeload_cuda_pinned_free(void *user, void *ptr) {
 
 int safeload_cuda_device_alloc(void *user, size_t size, void **out) {
     (void)user;
-    return cuda_fail(cudaMalloc(out, size ? size : 1), "cudaMalloc");
+    return cuda_fail(cudaMalloc(out, size), "cudaMalloc");
 }
 
 void safeload_cuda_device_free(void *user, void *ptr) {

@@ -53,6 +53,8 @@ typedef struct fake_dev {
     /* results */
     long violations, uploads, waits, syncs, begins, ends;
     long pinned_live, device_live;
+    long zero_allocs;                  /* allocations asked for 0 bytes (answered as cudaMalloc
+                                          does: success and NULL) */
     uint64_t upload_bytes;
     int begin_workers, begin_buffers;
     /* failure injection */
@@ -211,6 +213,7 @@ FD_UNUSED static int fd_in_device(fake_dev *d, const unsigned char *p, size_t n)
 FD_UNUSED static int fd_pinned_alloc(void *user, size_t size, void **out) {
     fake_dev *d = (fake_dev *)user;
     if (fd_fail(d, FD_PINNED_ALLOC)) return 2;
+    if (size == 0) { d->zero_allocs++; *out = NULL; return 0; }
     *out = fd_region_add(d, size, 1);
     return 0;
 }
@@ -218,6 +221,7 @@ FD_UNUSED static void fd_pinned_free(void *user, void *p) { fd_region_remove((fa
 FD_UNUSED static int fd_device_alloc(void *user, size_t size, void **out) {
     fake_dev *d = (fake_dev *)user;
     if (fd_fail(d, FD_DEVICE_ALLOC)) return 2;
+    if (size == 0) { d->zero_allocs++; *out = NULL; return 0; }
     *out = fd_region_add(d, size, 0);
     return 0;
 }

@@ -159,6 +159,109 @@ static void test_caller_device_ptrs(fake_dev *dev) {
     safeload_close(f);
 }
 
+/* A hook failure that belongs to no file (wait, sync) names the model (its index), as begin's
+   does, not the first shard. */
+static void test_hook_error_file(fake_dev *dev) {
+    char dir[128], p1[192], p2[192], px[192];
+    FILE *fp;
+    uint64_t shape[1] = {64};
+    float v[64];
+    safeload_save_tensor st[2];
+    safeload_model *m;
+    safeload_error e;
+    safeload_load_desc d;
+    safeload_request rq[2];
+    safeload_arena *arena = NULL;
+    int hook;
+    size_t i;
+    for (i = 0; i < 64; i++) v[i] = (float)i;
+    snprintf(dir, sizeof dir, "build/test-device-shards-%ld", (long)getpid());
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(p1, sizeof p1, "%s/model-00001-of-00002.safetensors", dir);
+    snprintf(p2, sizeof p2, "%s/model-00002-of-00002.safetensors", dir);
+    memset(st, 0, sizeof st);
+    st[0].name = "a"; st[0].dtype = SAFELOAD_F32; st[0].rank = 1; st[0].shape = shape;
+    st[0].data = v; st[0].nbytes = sizeof v;
+    st[1] = st[0]; st[1].name = "b";
+    CHECK(safeload_save(p1, &st[0], 1, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_save(p2, &st[1], 1, NULL, &e) == SAFELOAD_OK);
+    snprintf(px, sizeof px, "%s/model.safetensors.index.json", dir);
+    fp = fopen(px, "wb");
+    CHECK(fp != NULL);
+    if (fp) {
+        fputs("{\"weight_map\":{\"a\":\"model-00001-of-00002.safetensors\","
+              "\"b\":\"model-00002-of-00002.safetensors\"}}", fp);
+        fclose(fp);
+    }
+    CHECK_MSG(safeload_model_open(&m, dir, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+    CHECK_EQ_U64(safeload_model_shard_count(m), 2);
+    for (hook = FD_BEGIN; hook <= FD_SYNC; hook++) {
+        if (hook == FD_UPLOAD) continue;      /* an upload names its tensor and shard */
+        memset(&d, 0, sizeof d);
+        d.device = SAFELOAD_DEVICE_HOOKS;
+        d.hooks = fd_hooks(dev);
+        fd_reset_counters(dev, hook, 0);
+        memset(rq, 0, sizeof rq);
+        rq[0].name = "a"; rq[0].device = 1;
+        rq[1].name = "b"; rq[1].device = 1;
+        CHECK(safeload_load(m, rq, 2, &d, &arena, &e) == SAFELOAD_HOOK_FAILED);
+        CHECK_MSG(strcmp(e.file, px) == 0, "hook %d names '%s', not the model's index '%s'",
+                  hook, e.file, px);
+        CHECK(arena == NULL);
+        CHECK_EQ_U64(dev->violations, 0);
+    }
+    safeload_model_close(m);
+    remove(p1);
+    remove(p2);
+    remove(px);
+    rmdir(dir);
+}
+
+/* Device requests for empty tensors only: the device arena holds 0 bytes, and device_alloc is
+   never asked for 0 (cudaMalloc answers that with success and NULL, as the fake device does). */
+static void test_empty_device_tensors(fake_dev *dev) {
+    uint64_t s0[2] = {0, 16}, s1[1] = {0}, s2[1] = {4};
+    float four[4] = {1, 2, 3, 4};
+    safeload_save_tensor st[3];
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[3];
+    safeload_load_desc d;
+    safeload_arena *arena = NULL;
+    void *img;
+    size_t size;
+    int host;
+    memset(st, 0, sizeof st);
+    st[0].name = "e0"; st[0].dtype = SAFELOAD_F32; st[0].rank = 2; st[0].shape = s0;
+    st[1].name = "e1"; st[1].dtype = SAFELOAD_BF16; st[1].rank = 1; st[1].shape = s1;
+    st[2].name = "w"; st[2].dtype = SAFELOAD_F32; st[2].rank = 1; st[2].shape = s2;
+    st[2].data = four; st[2].nbytes = sizeof four;
+    CHECK(safeload_serialize(&img, &size, st, 3, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_open_memory(&f, img, size, NULL, &e) == SAFELOAD_OK);
+    for (host = 0; host <= 1; host++) {     /* the empty ones alone, then beside a host one */
+        memset(rq, 0, sizeof rq);
+        rq[0].name = "e0"; rq[0].device = 1;
+        rq[1].name = "e1"; rq[1].device = 1; rq[1].dtype = SAFELOAD_F32;
+        rq[2].name = "w";
+        memset(&d, 0, sizeof d);
+        d.hooks = fd_hooks(dev);
+        fd_reset_counters(dev, -1, 0);
+        dev->zero_allocs = 0;
+        CHECK_MSG(safeload_load_file(f, rq, host ? 3 : 2, &d, &arena, &e) == SAFELOAD_OK, "%s",
+                  e.message);
+        CHECK_EQ_U64(dev->zero_allocs, 0);
+        CHECK(rq[0].data != NULL && rq[0].nbytes == 0 && rq[1].data != NULL && rq[1].nbytes == 0);
+        if (host) CHECK(rq[2].data && memcmp(rq[2].data, four, sizeof four) == 0);
+        CHECK_EQ_U64(dev->device_live, 1);
+        safeload_arena_free(arena);
+        arena = NULL;
+        CHECK_EQ_U64(dev->device_live, 0);
+        CHECK_EQ_U64(dev->violations, 0);
+    }
+    safeload_close(f);
+    safeload_free(img, NULL);
+}
+
 /* Every hook failing at every call: a clean HOOK_FAILED naming it, nothing leaked, no staging
    buffer freed or reused while a copy may run, end() called whenever begin() succeeded. */
 static void test_hook_failures(fake_dev *dev) {
@@ -170,15 +273,18 @@ static void test_hook_failures(fake_dev *dev) {
     long calls[FD_NHOOKS];
     int hook;
     safeload_load_desc d;
+    safeload_load_stats st;
     safeload_arena *arena = NULL;
     CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
     memset(&d, 0, sizeof d);
     d.threads = 2;
     d.hooks = fd_hooks(dev);
     d.pinned_size = 65536;
+    d.stats = &st;
     fd_reset_counters(dev, -1, 0);
     td_requests(rq, 7);
     CHECK(safeload_load_file(f, rq, td_n, &d, &arena, &e) == SAFELOAD_OK);
+    CHECK_EQ_U64(st.pinned_bytes, (uint64_t)dev->calls[FD_PINNED_ALLOC] * 65536);
     safeload_arena_free(arena);
     memcpy(calls, dev->calls, sizeof calls);
     for (hook = 0; hook < FD_NHOOKS; hook++) {
@@ -194,6 +300,9 @@ static void test_hook_failures(fake_dev *dev) {
             if (r == SAFELOAD_OK) { CHECK(dev->calls[hook] <= k); safeload_arena_free(arena); continue; }
             CHECK_MSG(r == SAFELOAD_HOOK_FAILED, "%s at %ld: %s", names[hook], k, safeload_result_id(r));
             CHECK(arena == NULL && rq[0].data == NULL);
+            /* the stats count the pinned buffers that were allocated, not those planned */
+            CHECK_EQ_U64(st.pinned_bytes, (uint64_t)(dev->calls[FD_PINNED_ALLOC] -
+                                                     (hook == FD_PINNED_ALLOC)) * 65536);
             CHECK_MSG(strstr(e.message, names[hook]) != NULL || strcmp(e.tensor, names[hook]) == 0,
                       "%s: %s", names[hook], e.message);
             if (hook == FD_UPLOAD || hook == FD_WAIT) CHECK(e.tensor[0] != 0);
@@ -561,6 +670,8 @@ int main(void) {
     fd_init(&dev, 0);
     test_device_loads(&dev);
     test_caller_device_ptrs(&dev);
+    test_empty_device_tensors(&dev);
+    test_hook_error_file(&dev);
     test_hook_failures(&dev);
     test_missing_hooks(&dev);
     test_device_cancel(&dev);
