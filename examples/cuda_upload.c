@@ -12,9 +12,11 @@
    or with a C compiler:
        cc -O2 -I. -I$CUDA_HOME/include examples/cuda_upload.c -L$CUDA_HOME/lib64 -lcudart -lpthread
    Run:
-       build/cuda_upload MODEL [--threads N] [--dtype f32|f16|bf16] [--verify]
+       build/cuda_upload MODEL [--threads N] [--dtype f32|f16|bf16] [--verify] [--pinned MiB]
+                         [--bench]
    MODEL is a .safetensors file, an index .json or a directory. --verify copies every tensor
-   back and compares it with a host load. */
+   back and compares it with a host load. --pinned sets the size of each pinned staging buffer
+   (two per thread; default 2 MiB). --bench times three loads against the machine's limits. */
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 
@@ -127,9 +129,9 @@ static double now_seconds(void) {
 }
 
 /* --bench: the machine's own limits, measured in the same run so the load's rate has something
-   to stand against. The PCIe link: pinned host memory to the GPU in 64 MiB copies, as the
-   workers' staging buffers go. The file layer: read() (fread, unbuffered) of the model's files,
-   which the load before it left in the page cache. */
+   to stand against. The PCIe link: pinned host memory to the GPU in 64 MiB copies (its best
+   case). The file layer: one read() stream (fread, unbuffered) over the model's files, which
+   the loads before it left in the page cache. */
 static double bench_h2d(void) {
     const size_t sz = (size_t)64 << 20;
     void *host = NULL, *dev = NULL;
@@ -196,11 +198,13 @@ int main(int argc, char **argv) {
                   : strcmp(v, "bf16") == 0 ? SAFELOAD_BF16 : SAFELOAD_DTYPE_NONE;
         } else if (strcmp(argv[i], "--verify") == 0) verify = 1;
         else if (strcmp(argv[i], "--bench") == 0) bench = 1;
+        else if (strcmp(argv[i], "--pinned") == 0 && i + 1 < (size_t)argc)   /* MiB per buffer */
+            d.pinned_size = (size_t)atoi(argv[++i]) << 20;
         else path = argv[i];
     }
     if (!path) {
         fprintf(stderr, "usage: cuda_upload MODEL [--threads N] [--dtype f32|f16|bf16] [--verify] "
-                "[--bench]\n");
+                "[--pinned MiB] [--bench]\n");
         return 2;
     }
     if (cuda_fail(cudaSetDevice(0), "cudaSetDevice")) return 2;
