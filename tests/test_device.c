@@ -506,20 +506,31 @@ static void test_upload_failure_names(fake_dev *dev) {
    the device arena they write into must be leaked, not freed under them. These hooks record
    the copies in flight (confirmed by wait) and flag any free that would cut one off. */
 typedef struct td_wedge { int uploads, fail_upload, fail_wait, pending; const void *src; void *dst;
-                          int bad_pinned_free, bad_device_free; } td_wedge;
+                          size_t pinned_size, device_size; int bad_pinned_free, bad_device_free;
+                        } td_wedge;
 static td_wedge g_wd;
-static int tw_pa(void *u, size_t n, void **o) { (void)u; *o = malloc(n); return *o ? 0 : 1; }
+static int tw_pa(void *u, size_t n, void **o) {
+    (void)u;
+    g_wd.pinned_size = n;               /* every buffer has the same size */
+    *o = malloc(n);
+    return *o ? 0 : 1;
+}
 static void tw_pf(void *u, void *p) {
     (void)u;
     if (g_wd.pending && (const char *)g_wd.src >= (const char *)p &&
-        (const char *)g_wd.src < (const char *)p + 4 * 1024 * 1024)
+        (const char *)g_wd.src < (const char *)p + g_wd.pinned_size)
         g_wd.bad_pinned_free++;
     free(p);
 }
-static int tw_da(void *u, size_t n, void **o) { (void)u; *o = malloc(n); return *o ? 0 : 1; }
+static int tw_da(void *u, size_t n, void **o) {
+    (void)u;
+    g_wd.device_size = n;               /* one block per load */
+    *o = malloc(n);
+    return *o ? 0 : 1;
+}
 static void tw_df(void *u, void *p) {
     (void)u;
-    if (g_wd.pending && (char *)g_wd.dst >= (char *)p && (char *)g_wd.dst < (char *)p + 4096)
+    if (g_wd.pending && (char *)g_wd.dst >= (char *)p && (char *)g_wd.dst < (char *)p + g_wd.device_size)
         g_wd.bad_device_free++;
     free(p);
 }
