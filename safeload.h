@@ -1747,6 +1747,7 @@ typedef struct sl__jp {
     uint32_t *meta_pos;
     int seen_meta, has_meta;
     const char *cur;  size_t cur_len;   /* the tensor or metadata key being parsed, for errors */
+    const char *cur_in;                 /* NULL, or where cur is a metadata key: messages say so */
 } sl__jp;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -1759,7 +1760,8 @@ static safeload_result sl__jfail(sl__jp *j, const unsigned char *at, const char 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return sl__fail(j->err, SAFELOAD_INVALID_JSON, j->path, off, j->cur, j->cur_len, "%s", msg);
+    return sl__fail(j->err, SAFELOAD_INVALID_JSON, j->path, off, j->cur, j->cur_len, "%s%s%s",
+                    msg, j->cur && j->cur_in ? " in " : "", j->cur && j->cur_in ? j->cur_in : "");
 }
 
 /* What a byte we did not expect is, for messages. */
@@ -1842,7 +1844,8 @@ SL__INLINE unsigned sl__utf8_seq(const unsigned char *p, const unsigned char *en
 static safeload_result sl__jutf8_fail(sl__jp *j, const unsigned char *at) {
     uint64_t off = 8 + (uint64_t)(at - j->start);
     return sl__fail(j->err, SAFELOAD_INVALID_UTF8, j->path, off, j->cur, j->cur_len,
-                    "invalid UTF-8 sequence at byte %llu", (sl__ull)off);
+                    "invalid UTF-8 sequence at byte %llu%s%s", (sl__ull)off,
+                    j->cur && j->cur_in ? " in " : "", j->cur && j->cur_in ? j->cur_in : "");
 }
 
 /* j->p is just after an opening quote. Decodes in place, NUL-terminates, leaves j->p after the
@@ -2467,8 +2470,9 @@ static safeload_result sl__jmetadata(sl__jp *j, unsigned char *kp) {
         }
         j->p = p + 1;
         if ((r = sl__jstring(j, &k, &kl, &nul)) != SAFELOAD_OK) return r;
-        j->cur = k;                     /* errors from here to the next key name this key */
+        j->cur = k;                     /* errors from here to the value's end name this key */
         j->cur_len = kl;
+        j->cur_in = "__metadata__";
         p = j->p;
         SL__WS(p);
         if (*p != ':') return sl__junexpected(j, p, "`:`");
@@ -2480,6 +2484,7 @@ static safeload_result sl__jmetadata(sl__jp *j, unsigned char *kp) {
         }
         j->p = p + 1;
         if ((r = sl__jstring(j, &v, &vl, &nul)) != SAFELOAD_OK) return r;
+        j->cur = NULL;                  /* past the value: a fault from here on is no key's */
         if (j->n_meta == j->cap_meta) {
             size_t cap = j->cap_meta;
             if (!sl__grow(j->alloc, (void **)&j->meta, &j->cap_meta, j->n_meta + 1,
@@ -2554,6 +2559,7 @@ static safeload_result sl__jheader(sl__jp *j) {
             e->header_offset = 8 + (uint64_t)(kp - j->start);
             j->cur = key;               /* errors inside the entry name the tensor */
             j->cur_len = klen;
+            j->cur_in = NULL;
             if (!sl__jtensor_fast(j, e) && (r = sl__jtensor(j, e)) != SAFELOAD_OK) return r;
             j->cur = NULL;
             j->n_ents++;
@@ -2751,6 +2757,7 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
         if (is_map && nul) return sl__jfail(j, kp, "tensor name contains \\u0000");
         j->cur = k;                     /* errors in the value name the tensor or key */
         j->cur_len = kl;
+        j->cur_in = is_map ? NULL : "the index's metadata";
         nul = 0;
         p = j->p;
         SL__WS(p);

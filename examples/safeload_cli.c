@@ -40,7 +40,8 @@ static const char usage_text[] =
         "                     [--progress] [--checksum]\n"
         "  safeload keys PATH --expect NAMES_FILE\n"
         "  safeload sample OUT\n"
-        "  safeload --version | --help\n";
+        "  safeload --version | --help\n"
+        "A PATH or OUT that starts with '-' goes after \"--\" (safeload verify -- -x).\n";
 
 static int usage(void) {
     fputs(usage_text, stderr);
@@ -63,25 +64,65 @@ static int bad_arg(const char *arg, const char *path) {
     return usage_error(path ? "more than one PATH:" : "unexpected argument", arg);
 }
 
+/* The length of the well-formed UTF-8 sequence at p (no overlongs, surrogates or values past
+   U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t n) {
+    size_t k, len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) len = 2;
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+        len = 3;
+        if (p[0] == 0xE0) lo = 0xA0;
+        if (p[0] == 0xED) hi = 0x9F;
+    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+        len = 4;
+        if (p[0] == 0xF0) lo = 0x90;
+        if (p[0] == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n < len || p[1] < lo || p[1] > hi) return 0;
+    for (k = 2; k < len; k++) if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+    return len;
+}
+
+/* Characters that change how the text around them looks without showing themselves: C1
+   controls (U+0080-009F), zero-width characters and marks (U+200B-200F), bidirectional
+   embeddings, overrides and isolates (U+202A-202E, U+2066-2069), and the BOM (U+FEFF). */
+static int invisible(const unsigned char *s, size_t k) {
+    if (k == 2) return s[0] == 0xC2 && s[1] <= 0x9F;
+    if (k != 3) return 0;
+    if (s[0] == 0xE2 && s[1] == 0x80) return (s[2] >= 0x8B && s[2] <= 0x8F) ||
+                                             (s[2] >= 0xAA && s[2] <= 0xAE);
+    if (s[0] == 0xE2 && s[1] == 0x81) return s[2] >= 0xA6 && s[2] <= 0xA9;
+    return s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF;
+}
+
 /* Names, metadata, messages and paths may come from a hostile file or name: control bytes (C0,
-   DEL, and C1 as UTF-8) are written as \xNN, and a backslash as \\, so a checkpoint cannot
-   drive the terminal or forge output lines, and a name holding the text \x0a reads differently
-   from one holding a newline. Pads to width columns, counting one per character (UTF-8
-   continuation bytes take none; wide CJK characters are counted as one). Returns the columns
-   written, or with o NULL writes nothing and returns the columns it would write before the
-   padding. */
+   DEL), bytes that are not UTF-8 (a lone 0x9B is CSI to some terminals) and invisible
+   characters (C1 controls, zero-width and bidirectional marks) are written as \xNN per byte,
+   and a backslash as \\, so a checkpoint cannot drive the terminal, forge output lines or make
+   one name look like another, and a name holding the text \x0a reads differently from one
+   holding a newline. Pads to width columns, counting one per character (wide CJK characters are
+   counted as one). Returns the columns written, or with o NULL writes nothing and returns the
+   columns it would write before the padding. */
 static size_t put_text(FILE *o, const char *s, size_t n, size_t width) {
-    size_t i, w = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i, w = 0, k;
     for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
-            (unsigned char)s[i + 1] <= 0x9F) {
-            if (o) fprintf(o, "\\xc2\\x%02x", (unsigned char)s[i + 1]);
-            i++;
-            w += 8;
-        } else if (c < 0x20 || c == 0x7F) { if (o) fprintf(o, "\\x%02x", c); w += 4; }
+        unsigned char c = u[i];
+        if (c < 0x20 || c == 0x7F) { if (o) fprintf(o, "\\x%02x", c); w += 4; }
         else if (c == '\\') { if (o) fputs("\\\\", o); w += 2; }
-        else { if (o) fputc(c, o); if ((c & 0xC0) != 0x80) w++; }
+        else if (c < 0x80) { if (o) fputc(c, o); w++; }
+        else if ((k = utf8_len(u + i, n - i)) == 0) { if (o) fprintf(o, "\\x%02x", c); w += 4; }
+        else if (invisible(u + i, k)) {
+            size_t j;
+            for (j = 0; j < k; j++) if (o) fprintf(o, "\\x%02x", u[i + j]);
+            w += 4 * k;
+            i += k - 1;
+        } else {
+            if (o) fwrite(u + i, 1, k, o);
+            w++;
+            i += k - 1;
+        }
     }
     if (!o) return w;
     for (; w < width; w++) fputc(' ', o);
@@ -108,6 +149,15 @@ static int same_file(const safeload_error *e, const char *path) {
     return 1;
 }
 
+/* Is e->file surely the path given? Where both were cut (a path of 512 bytes or more), a shard
+   under a long directory or index path looks the same: only a .safetensors path given names
+   no other file. */
+static int surely_path(const safeload_error *e, const char *path) {
+    size_t n = strlen(path);
+    if (!same_file(e, path)) return 0;
+    return n < sizeof e->file || (n >= 12 && strcmp(path + n - 12, ".safetensors") == 0);
+}
+
 /* The file an error or warning is about, in full where we know it: the path given or a shard
    of the open model (m may be NULL), else e->file as the library kept it. A cut e->file can
    fit several (the shards of a long directory): the shard holding the named tensor wins, then
@@ -125,30 +175,54 @@ static const char *err_file(const safeload_error *e, const char *path, const saf
         hit = p;
         hits++;
     }
-    if (same_file(e, path)) return path;
+    if (surely_path(e, path)) return path;
     return hits == 1 ? hit : e->file;
 }
 
-/* " [tensor NAME]": safeload_error.tensor holds a tensor name, a metadata key or a hook name */
-static void put_name(FILE *o, const safeload_error *e) {
+/* The tensor a warning is about, in full: safeload_error.tensor is cut at 255 bytes and has
+   '?' for control bytes, so the shard's own entry at that byte is looked up. */
+static const char *warn_tensor(const safeload_error *w, const char *path, const safeload_model *m,
+                               size_t *len) {
+    const char *file = err_file(w, path, m);
+    size_t k, i;
+    for (k = 0; m && w->offset != SAFELOAD_NO_OFFSET && k < safeload_model_shard_count(m); k++) {
+        const safeload_file *f = safeload_model_shard(m, k);
+        if (safeload_file_path(f) != file) continue;
+        for (i = 0; i < safeload_tensor_count(f); i++) {
+            const safeload_tensor *t = safeload_tensor_at(f, i);
+            if (t->header_offset == w->offset) { *len = t->name_len; return t->name; }
+        }
+    }
+    *len = strlen(w->tensor);
+    return w->tensor;
+}
+
+/* " [tensor NAME]": safeload_error.tensor holds a tensor name, a metadata key or a hook name
+   (name: the full name where the caller knows it, else NULL) */
+static void put_name_as(FILE *o, const safeload_error *e, const char *name, size_t len) {
     const char *label = "tensor";
     if (!e->tensor[0]) return;
     if (e->code == SAFELOAD_HOOK_MISSING ||
         (e->code == SAFELOAD_HOOK_FAILED && e->offset == SAFELOAD_NO_OFFSET)) label = "hook";
-    else if (strstr(e->message, "metadata key") || strstr(e->message, "metadata entry"))
+    else if (strstr(e->message, "metadata key") || strstr(e->message, "metadata entry") ||
+             strstr(e->message, " in __metadata__") || strstr(e->message, " in the index's metadata"))
         label = "metadata key";
     fprintf(o, " [%s ", label);
-    put_str(o, e->tensor);
+    if (name) put_text(o, name, len, 0);
+    else put_str(o, e->tensor);
     fputc(']', o);
 }
+static void put_name(FILE *o, const safeload_error *e) { put_name_as(o, e, NULL, 0); }
 
 /* warning: FILE: ID: message [tensor NAME] (byte N) */
 static void print_warning(const char *path, const safeload_error *w, const safeload_model *m) {
+    size_t len;
+    const char *name = warn_tensor(w, path, m, &len);
     fprintf(stderr, "warning: ");
     put_str(stderr, err_file(w, path, m));
     fprintf(stderr, ": %s: ", safeload_result_id(w->code));
     put_str(stderr, w->message);
-    put_name(stderr, w);
+    put_name_as(stderr, w, name, len);
     if (w->offset != SAFELOAD_NO_OFFSET) fprintf(stderr, " (byte %llu)",
                                                  (unsigned long long)w->offset);
     fputc('\n', stderr);
@@ -177,26 +251,6 @@ static int is_io(safeload_result r) {
     return r == SAFELOAD_IO_ERROR || r == SAFELOAD_OUT_OF_MEMORY ||
            r == SAFELOAD_INVALID_ARGUMENT || r == SAFELOAD_THREAD_ERROR ||
            r == SAFELOAD_INDEX_SHARD_MISSING || r == SAFELOAD_NOT_FOUND;
-}
-
-/* The length of the well-formed UTF-8 sequence at p (no overlongs, surrogates or values past
-   U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t n) {
-    size_t k, len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF) len = 2;
-    else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-        len = 3;
-        if (p[0] == 0xE0) lo = 0xA0;
-        if (p[0] == 0xED) hi = 0x9F;
-    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-        len = 4;
-        if (p[0] == 0xF0) lo = 0x90;
-        if (p[0] == 0xF4) hi = 0x8F;
-    } else return 0;
-    if (n < len || p[1] < lo || p[1] > hi) return 0;
-    for (k = 2; k < len; k++) if (p[k] < 0x80 || p[k] > 0xBF) return 0;
-    return len;
 }
 
 static void json_string(FILE *o, const char *s, size_t n) {
@@ -232,15 +286,16 @@ static const char *dtype_str(safeload_dtype d) {   /* a parsed file's dtypes all
     return s ? s : "?";
 }
 
+/* "[d0, d1, ...]"; dimensions that do not fit (each needs up to 22 characters, and ", ...]"
+   must still fit after them) are cut as ", ...". cap >= 32. */
 static void shape_string(char *buf, size_t cap, const safeload_tensor *t) {
-    size_t at = 0;
+    size_t at = 1;
     uint32_t k;
-    buf[at++] = '[';
-    for (k = 0; k < t->rank && at + 24 < cap; k++)
+    buf[0] = '[';
+    for (k = 0; k < t->rank && at + 22 + 7 < cap; k++)
         at += (size_t)snprintf(buf + at, cap - at, "%s%llu", k ? ", " : "",
                                (unsigned long long)t->shape[k]);
-    if (k < t->rank) at += (size_t)snprintf(buf + at, cap - at, ", ...");
-    snprintf(buf + at, cap - at, "]");
+    snprintf(buf + at, cap - at, "%s]", k < t->rank ? ", ..." : "");
 }
 
 static void human_bytes(char *buf, size_t cap, uint64_t n) {
@@ -337,20 +392,28 @@ static void print_verify_error(const char *path, const safeload_error *e) {
     printf(": %s: ", safeload_result_id(e->code));
     put_str(stdout, e->message);
     put_name(stdout, e);
-    if (e->file[0] && !same_file(e, path)) { printf(" [file "); put_str(stdout, e->file); putchar(']'); }
+    if (e->file[0] && !surely_path(e, path)) {
+        printf(" [file ");
+        put_str(stdout, e->file);
+        putchar(']');
+    }
     if (e->offset != SAFELOAD_NO_OFFSET) printf(" (byte %llu)", (unsigned long long)e->offset);
     printf("\n");
 }
 
 static int cmd_inspect(int argc, char **argv) {
     const char *path = NULL;
-    int json = 0, i;
+    int json = 0, ends = 0, i;     /* ends: after "--", every argument is a PATH */
     safeload_model *m;
     safeload_error e;
     safeload_result r;
     size_t k, n;
     for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) json = 1;
+        if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
+        if (ends) {
+            if (path) return usage_error("more than one PATH:", argv[i]);
+            path = argv[i];
+        } else if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (!path && argv[i][0] != '-') path = argv[i];
         else return bad_arg(argv[i], path);
     }
@@ -385,12 +448,14 @@ static int cmd_inspect(int argc, char **argv) {
         printf("],\"warnings\":[");
         for (k = 0; k < safeload_model_warning_count(m); k++) {
             const safeload_error *w = safeload_model_warning(m, k);
-            const char *file = err_file(w, path, m);
+            const char *file = err_file(w, path, m), *name;
+            size_t len;
+            name = warn_tensor(w, path, m, &len);
             if (k) putchar(',');
             printf("{\"id\":\"%s\",\"file\":", safeload_result_id(w->code));
             json_string(stdout, file, strlen(file));
             printf(",\"tensor\":");
-            json_string(stdout, w->tensor, strlen(w->tensor));
+            json_string(stdout, name, len);
             if (w->offset != SAFELOAD_NO_OFFSET)
                 printf(",\"byte\":%llu", (unsigned long long)w->offset);
             printf(",\"message\":");
@@ -428,8 +493,9 @@ static int cmd_verify(int argc, char **argv) {
     safeload_result r;
     uint64_t bytes = 0;
     size_t k;
+    if (argc > 0 && strcmp(argv[0], "--") == 0) argc--, argv++;   /* "--": a PATH follows */
+    else if (argc > 0 && argv[0][0] == '-') return bad_arg(argv[0], NULL);
     if (argc == 0) return usage_error("verify needs a PATH", NULL);
-    if (argv[0][0] == '-') return bad_arg(argv[0], NULL);
     if (argc > 1) return bad_arg(argv[1], argv[0]);
     r = open_model(argv[0], &m, &e);
     if (r != SAFELOAD_OK) {
@@ -463,6 +529,8 @@ static int cmd_sample(int argc, char **argv) {
     safeload_error e;
     uint32_t x = 12345;
     int i;
+    if (argc > 0 && strcmp(argv[0], "--") == 0) argc--, argv++;   /* "--": OUT follows */
+    else if (argc > 0 && argv[0][0] == '-') return bad_arg(argv[0], NULL);  /* not a file */
     if (argc == 0) return usage_error("sample needs an OUT path", NULL);
     if (argc > 1) return usage_error("unexpected argument", argv[1]);
     for (i = 0; i < 64 * 32; i++) {            /* bf16 of small signed values */
@@ -518,10 +586,17 @@ static int progress_bar(void *user, uint64_t done, uint64_t total) {
     return 0;
 }
 
+/* s is word in any case ("bf16", "BF16", "Bf16") */
+static int same_word(const char *s, const char *word) {
+    for (; *s && *word; s++, word++)
+        if ((*s >= 'A' && *s <= 'Z' ? *s + 32 : *s) != *word) return 0;
+    return *s == 0 && *word == 0;
+}
+
 static int parse_dtype(const char *s, safeload_dtype *out) {
-    if (strcmp(s, "f32") == 0 || strcmp(s, "F32") == 0) *out = SAFELOAD_F32;
-    else if (strcmp(s, "f16") == 0 || strcmp(s, "F16") == 0) *out = SAFELOAD_F16;
-    else if (strcmp(s, "bf16") == 0 || strcmp(s, "BF16") == 0) *out = SAFELOAD_BF16;
+    if (same_word(s, "f32")) *out = SAFELOAD_F32;
+    else if (same_word(s, "f16")) *out = SAFELOAD_F16;
+    else if (same_word(s, "bf16")) *out = SAFELOAD_BF16;
     else return 0;
     return 1;
 }
@@ -536,29 +611,33 @@ static int cmd_load(int argc, char **argv) {
     safeload_error e;
     safeload_result r;
     bar_state bar;
-    int i, checksum = 0;
+    int i, checksum = 0, ends = 0;    /* ends: after "--", every argument is a PATH */
     double t0, t1, t2;
     static const char *const io_names[] = {"default", "read", "mmap", "direct"};
     memset(&d, 0, sizeof d);
     for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            /* a whole number 0..1024 (0: the default), nothing else */
-            char *end;
-            long v;
-            errno = 0;
-            v = strtol(argv[++i], &end, 10);
-            if (errno || end == argv[i] || *end || v < 0 || v > 1024)
-                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
-            d.threads = (int)v;
+        if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
+        if (ends) {
+            if (path) return usage_error("more than one PATH:", argv[i]);
+            path = argv[i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            /* a whole number 0..1024 (0: the default), digits only: no sign, no spaces */
+            const char *v = argv[++i];
+            long n = 0;
+            size_t j;
+            for (j = 0; v[j] >= '0' && v[j] <= '9' && n <= 1024; j++) n = n * 10 + (v[j] - '0');
+            if (j == 0 || v[j] || n > 1024)
+                return usage_error("--threads takes a whole number from 0 to 1024, not", v);
+            d.threads = (int)n;
         }
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
             if (!parse_dtype(argv[++i], &dtype))
                 return usage_error("--dtype takes f32, f16 or bf16, not", argv[i]);
         } else if (strcmp(argv[i], "--io") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
-            if (strcmp(v, "read") == 0) d.io = SAFELOAD_IO_READ;
-            else if (strcmp(v, "mmap") == 0) d.io = SAFELOAD_IO_MMAP;
-            else if (strcmp(v, "direct") == 0) d.io = SAFELOAD_IO_DIRECT;
+            if (same_word(v, "read")) d.io = SAFELOAD_IO_READ;
+            else if (same_word(v, "mmap")) d.io = SAFELOAD_IO_MMAP;
+            else if (same_word(v, "direct")) d.io = SAFELOAD_IO_DIRECT;
             else return usage_error("--io takes read, mmap or direct, not", v);
         } else if (strcmp(argv[i], "--progress") == 0) {
             d.progress = progress_bar;
@@ -618,9 +697,13 @@ static int cmd_keys(int argc, char **argv) {
     char **list = NULL, *buf = NULL;
     size_t n = 0, cap = 0, len = 0, k;
     FILE *fp;
-    int i;
+    int i, ends = 0;                   /* ends: after "--", every argument is a PATH */
     for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) names = argv[++i];
+        if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
+        if (ends) {
+            if (path) return usage_error("more than one PATH:", argv[i]);
+            path = argv[i];
+        } else if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) names = argv[++i];
         else if (!path && argv[i][0] != '-') path = argv[i];
         else if (i + 1 == argc && strcmp(argv[i], "--expect") == 0)
             return usage_error("a value is missing after", argv[i]);
@@ -662,12 +745,26 @@ static int cmd_keys(int argc, char **argv) {
     for (k = 0; k < len;) {
         size_t s = k;
         while (k < len && buf[k] != '\n') k++;
+        if (memchr(buf + s, 0, k - s)) {        /* a name never holds NUL: not a names file */
+            fprintf(stderr, "error: ");
+            put_str(stderr, names);
+            fprintf(stderr, ": line %llu holds a NUL byte, which no tensor name can\n",
+                    (unsigned long long)(n + 1));
+            free(list);
+            free(buf);
+            return 2;
+        }
         buf[k] = 0;
         if (k > s && buf[k - 1] == '\r') buf[k - 1] = 0;
         if (buf[s]) {
             if (n == cap) {
                 char **nl = (char **)realloc(list, (cap = cap ? cap * 2 : 256) * sizeof *list);
-                if (!nl) { free(list); free(buf); return 2; }
+                if (!nl) {
+                    free(list);
+                    free(buf);
+                    fprintf(stderr, "error: out of memory\n");
+                    return 2;
+                }
                 list = nl;
             }
             list[n++] = buf + s;

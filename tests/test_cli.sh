@@ -250,11 +250,61 @@ run $RUNNER "$CLI" load "$L/sm.safetensors"; check "load long path" "$want" "$(e
 mkdir "$L/one"; cp "$T/one/m.safetensors" "$T/one/model.safetensors.index.json" "$L/one/"
 run $RUNNER "$CLI" load "$L/one"; check "load long index exit" 0 "$rc"
 check "long path warnings name the shard in full" 5 "$(grep -c "^warning: $L/one/m.safetensors: INDEX_UNLISTED_TENSOR: " "$T/err")"
+# a bad shard under a long directory, which the model never opened: the cut name with "...",
+# never the directory's own path (the two look the same once cut)
+mkdir "$L/bad"; cp "$L/sm.safetensors" "$L/bad/b.safetensors"
+printf '{"weight_map":{"z":"b.safetensors"}}' > "$L/bad/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$L/bad"; check "long dir, bad shard exit" 1 "$rc"
+case "$out" in "error: $L/bad: SIZE_MISMATCH: "*"[tensor z] [file $T/"*"...] (byte 9)") ;;
+    *) echo "FAIL: long dir, bad shard: $out"; fail=1;; esac
+run $RUNNER "$CLI" load "$L/bad"
+case "$(err)" in "error: $T/"*"...: SIZE_MISMATCH: "*) ;; *) echo "FAIL: long dir, bad shard (load): $(err)"; fail=1;; esac
 
 # --progress shows a bar for an empty load too (the library reports the end once, 0 of 0)
 mk "$T/nothing.safetensors" '{"e":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}}'
 run $RUNNER "$CLI" load "$T/nothing.safetensors" --progress; check "empty load exit" 0 "$rc"
 grep -q '100%' "$T/err" || { echo "FAIL: no progress bar for an empty load"; fail=1; }
+
+# a shape too wide for the table is cut as ", ...]" (a zero-size tensor may have huge dims)
+mk "$T/wide.safetensors" '{"w":{"dtype":"F32","shape":[0,1,18446744073709551615,18446744073709551615,18446744073709551615,18446744073709551615,18446744073709551615],"data_offsets":[0,0]}}'
+run $RUNNER "$CLI" inspect "$T/wide.safetensors"; check "wide shape exit" 0 "$rc"
+case "$out" in *"[0, 1, 18446744073709551615, "*", ...]  "*) ;; *) echo "FAIL: wide shape: $out"; fail=1;; esac
+
+# errors in __metadata__ name a metadata key, and say where
+mk "$T/mk.safetensors" '{"__metadata__":{"k":1},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}' x
+run $RUNNER "$CLI" verify "$T/mk.safetensors"
+check "metadata key error" "error: $T/mk.safetensors: INVALID_JSON: invalid type: number, expected a string in __metadata__ [metadata key k] (byte 29)" "$out"
+mk "$T/mc.safetensors" '{"__metadata__":{"k":"v",},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}' x
+run $RUNNER "$CLI" verify "$T/mc.safetensors"
+check "metadata trailing comma names no key" "error: $T/mc.safetensors: INVALID_JSON: trailing comma (byte 33)" "$out"
+
+# invisible characters and bytes that are not UTF-8 print as \xNN: a zero-width space, a
+# right-to-left override, and a lone 0x9B (CSI to some terminals) in a path
+mk "$T/bidi.safetensors" '{"lm\u200b.w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a\u202eb":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}' xy
+run $RUNNER "$CLI" inspect "$T/bidi.safetensors"
+case "$out" in *'lm\xe2\x80\x8b.w  U8'*'a\xe2\x80\xaeb'*) ;; *) echo "FAIL: invisible characters: $out"; fail=1;; esac
+run $RUNNER "$CLI" verify "$T/x$(printf '\233')0m"
+case "$out" in "error: $T/x\\x9b0m: IO_ERROR: "*) ;; *) echo "FAIL: lone 0x9B: $out"; fail=1;; esac
+
+# "--" ends the options: a PATH may start with '-'; sample takes no options
+case $CLI in /*) A=$CLI;; *) A=$PWD/$CLI;; esac
+(cd "$T" && $RUNNER "$A" sample -- -d.safetensors >/dev/null); check "sample -- exit" 0 "$?"
+(cd "$T" && $RUNNER "$A" verify -- -d.safetensors >/dev/null); check "verify -- exit" 0 "$?"
+(cd "$T" && $RUNNER "$A" load --io MMAP --dtype BF16 -- -d.safetensors >/dev/null); check "load -- exit" 0 "$?"
+(cd "$T" && $RUNNER "$A" inspect --json -- -d.safetensors >/dev/null); check "inspect -- exit" 0 "$?"
+(cd "$T" && $RUNNER "$A" verify -d.safetensors 2>/dev/null); check "verify -x without -- exit" 2 "$?"
+for a in "sample --help|error: unknown option --help" "load a --threads +3|error: --threads takes a whole number from 0 to 1024, not +3" \
+         "load a --threads -0|error: --threads takes a whole number from 0 to 1024, not -0"; do
+    # shellcheck disable=SC2086
+    run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*} exit" 2 "$rc"
+    check "usage: ${a%%|*}" "${a#*|}" "$(head -n 1 "$T/err")"
+done
+[ -e "$T/--help" ] && { echo "FAIL: sample wrote a file named --help"; fail=1; }
+
+# keys: a names file with a NUL byte is refused (no tensor name holds one)
+printf 'lm_head.scale\000junk\n' > "$T/nul.txt"
+run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$T/nul.txt"; check "keys NUL exit" 2 "$rc"
+check "keys NUL" "error: $T/nul.txt: line 1 holds a NUL byte, which no tensor name can" "$(err)"
 
 [ $fail = 0 ] && echo "test_cli.sh: all passed"
 exit $fail
