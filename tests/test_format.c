@@ -908,8 +908,19 @@ static void test_messages(void) {
     CHECK(open_hdr("{\"__metadata__\":{\"x\":\"1\",\"step\":1000}}", &e) == SAFELOAD_INVALID_JSON);
     CHECK_MSG(strcmp(e.tensor, "step") == 0 && e.offset == 8 + 32, "%s @%llu", e.tensor,
               (unsigned long long)e.offset);
+    CHECK_MSG(strstr(e.message, " in __metadata__") != NULL, "%s", e.message);  /* says where */
     CHECK(open_hdr("{\"__metadata__\":{\"k\":\"\xff\"}}", &e) == SAFELOAD_INVALID_UTF8);
     CHECK(strcmp(e.tensor, "k") == 0);
+    CHECK_MSG(strstr(e.message, " in __metadata__") != NULL, "%s", e.message);
+    /* past a metadata value a fault is no key's: a trailing comma names none */
+    CHECK(open_hdr("{\"__metadata__\":{\"k\":\"v\",},\"a\":1}", &e) == SAFELOAD_INVALID_JSON);
+    CHECK_MSG(e.tensor[0] == 0 && strstr(e.message, "__metadata__") == NULL, "%s: %s", e.tensor,
+              e.message);
+    /* a tensor's error after the metadata does not say "in __metadata__" */
+    CHECK(open_hdr("{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"F33\",\"shape\":[],"
+                   "\"data_offsets\":[0,0]}}", &e) == SAFELOAD_INVALID_JSON);
+    CHECK_MSG(strcmp(e.tensor, "a") == 0 && strstr(e.message, "__metadata__") == NULL, "%s",
+              e.message);
     CHECK(open_hdr("{\"ok\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,0]} x}", &e)
           == SAFELOAD_INVALID_JSON);
     CHECK(e.tensor[0] == 0);                                /* between entries */

@@ -998,6 +998,13 @@ static void test_shards(const tl_model *m) {
         tl_write_text(idx, "{\"weight_map\": {\"a\": 1}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
         CHECK(strcmp(e.tensor, "a") == 0 && e.offset == 21);     /* names the tensor */
+        CHECK(strstr(e.message, "metadata") == NULL);
+        /* an error in a metadata value names the key and says where it is */
+        tl_write_text(idx, "{\"metadata\": {\"total_size\": 1e400}, \"weight_map\": {}}");
+        CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX);
+        CHECK_MSG(strcmp(e.tensor, "total_size") == 0 &&
+                  strstr(e.message, " in the index's metadata") != NULL, "%s: %s", e.tensor,
+                  e.message);
         tl_write_text(idx, "{\"metadata\": {\"k\": 1, \"k\": 2}, \"weight_map\": {}}");
         CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INVALID_INDEX && mod == NULL);
         CHECK(e.offset == 22 && strcmp(e.tensor, "k") == 0);          /* the second "k" */
