@@ -400,7 +400,9 @@ SAFELOAD_API const safeload_tensor *safeload_model_find(const safeload_model *mo
 SAFELOAD_API size_t safeload_model_metadata_count(const safeload_model *model);
 SAFELOAD_API const safeload_kv *safeload_model_metadata_at(const safeload_model *model,
                                                            size_t i);
-/* Non-fatal findings (INDEX_UNLISTED_TENSOR without SAFELOAD_MODEL_STRICT). */
+/* Non-fatal findings (INDEX_UNLISTED_TENSOR without SAFELOAD_MODEL_STRICT): one per shard
+   tensor the index leaves out, the first 1000 of them, then one that counts the rest
+   (safeload_model_find tells which tensors are in the model). */
 SAFELOAD_API size_t safeload_model_warning_count(const safeload_model *model);
 SAFELOAD_API const safeload_error *safeload_model_warning(const safeload_model *model,
                                                           size_t i);
@@ -5473,13 +5475,19 @@ SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload
 
 /* -- opening shards in parallel -- */
 
+/* Shards are claimed in order. The error is the first failing shard's, so once one fails the
+   shards after it are not opened (an index naming millions of missing files answers at once):
+   every shard before it was claimed already and is still opened, so the first failure in
+   order is always the one kept, whatever the timing. */
 typedef struct sl__shard_job {
     char **paths;
     safeload_file **files;
-    safeload_error *errs;
-    safeload_result *res;
     size_t n;
     volatile size_t next;
+    volatile size_t fail_at;            /* the first shard that failed so far; n: none */
+    safeload_result fail_res;
+    safeload_error fail_err;
+    sl__mutex mu;
     const safeload_open_desc *open;
 } sl__shard_job;
 
@@ -5488,8 +5496,18 @@ static void sl__shard_worker(void *ctx, int worker) {
     SL__UNUSED(worker);
     for (;;) {
         size_t i = sl__atomic_add(&j->next, (size_t)1);
-        if (i >= j->n) break;
-        j->res[i] = safeload_open(&j->files[i], j->paths[i], j->open, &j->errs[i]);
+        safeload_error e;
+        safeload_result r;
+        if (i >= j->n || i > sl__atomic_load(&j->fail_at)) break;
+        r = safeload_open(&j->files[i], j->paths[i], j->open, &e);
+        if (r == SAFELOAD_OK) continue;
+        sl__mutex_lock(&j->mu);
+        if (i < j->fail_at) {
+            j->fail_res = r;
+            j->fail_err = e;
+            sl__atomic_store(&j->fail_at, i);
+        }
+        sl__mutex_unlock(&j->mu);
     }
 }
 
@@ -5607,6 +5625,7 @@ static int sl__kv_value_less(const safeload_kv *x, const safeload_kv *y) {
 SL__DEFINE_MSORT(sl__sort_kv_by_value, safeload_kv, sl__kv_value_less)
 
 /* 0 when out of memory: the open then fails, as a caller cannot tell a list missing one */
+#define SL__MAX_WARNINGS 1000           /* unlisted tensors warned about one by one */
 static int sl__model_warn(safeload_model *m, const safeload_error *w) {
     if (m->n_warnings == m->cap_warnings &&
         !sl__grow(&m->alloc, (void **)&m->warnings, &m->cap_warnings, m->n_warnings + 1,
@@ -5625,7 +5644,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     safeload_kv *by_shard = NULL, *tmp = NULL;
     char **paths = NULL;
     const char **names = NULL;
-    size_t i, k, n_names = 0, dlen = strlen(path), total = 0;
+    size_t i, k, n_names = 0, dlen = strlen(path), total = 0, more = 0;
     unsigned char *skip = NULL;
     sl__table itab;
     int64_t dup;
@@ -5709,9 +5728,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     /* open and parse every shard, in parallel */
     paths = (char **)sl__calloc(a, n_names + 1, sizeof *paths);
     m->shards = (safeload_file **)sl__calloc(a, n_names + 1, sizeof *m->shards);
-    job.errs = (safeload_error *)sl__calloc(a, n_names + 1, sizeof *job.errs);
-    job.res = (safeload_result *)sl__calloc(a, n_names + 1, sizeof *job.res);
-    if (!paths || !m->shards || !job.errs || !job.res) { r = SL__OOM(err, path); goto done; }
+    if (!paths || !m->shards) { r = SL__OOM(err, path); goto done; }
     for (i = 0; i < n_names; i++) {
         paths[i] = sl__join(a, path, dlen, names[i], strlen(names[i]));
         if (!paths[i]) { r = SL__OOM(err, path); goto done; }
@@ -5719,16 +5736,24 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     job.paths = paths;
     job.files = m->shards;
     job.n = n_names;
+    job.fail_at = n_names;
     job.open = &desc->open;
+    m->n_shards = n_names;              /* the ones not opened stay NULL */
+    if (sl__mutex_init(&job.mu) != 0) {
+        r = sl__fail(err, SAFELOAD_THREAD_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "cannot create a mutex");
+        goto done;
+    }
     r = sl__pool_for(desc->pool, desc->threads, &pool, &tmp_pool, &workers, err);
-    if (r != SAFELOAD_OK) goto done;
-    sl__pool_run(pool, sl__shard_worker, &job, (int)SL__MIN((size_t)workers, n_names));
+    if (r == SAFELOAD_OK)
+        sl__pool_run(pool, sl__shard_worker, &job, (int)SL__MIN((size_t)workers, n_names));
+    sl__mutex_destroy(&job.mu);
     safeload_pool_destroy(tmp_pool);
-    m->n_shards = n_names;
-    for (i = 0; i < n_names; i++) {
-        if (job.res[i] == SAFELOAD_OK) continue;
-        r = job.res[i];
-        if (err) *err = job.errs[i];
+    if (r != SAFELOAD_OK) goto done;
+    if (job.fail_at < n_names) {
+        i = job.fail_at;
+        r = job.fail_res;
+        if (err) *err = job.fail_err;
         /* a shard that is not there (or is not a file) is the index's fault; one that is
            there but cannot be opened (permissions, no descriptors left) stays an IO_ERROR */
         if (r == SAFELOAD_IO_ERROR && sl__os_kind(paths[i], a) != 1) {
@@ -5739,7 +5764,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                 if (strcmp(ix->map[k].value, names[i]) == 0) first = &ix->map[k];
             r = sl__fail(err, SAFELOAD_INDEX_SHARD_MISSING, paths[i], SAFELOAD_NO_OFFSET,
                          first ? first->key : NULL, first ? first->key_len : 0,
-                         "shard listed in %s cannot be opened: %s", path, job.errs[i].message);
+                         "shard listed in %s cannot be opened: %s", path, job.fail_err.message);
         }
         goto done;
     }
@@ -5764,11 +5789,21 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                              "weight_map (SAFELOAD_MODEL_STRICT)", path);
                 goto done;
             }
+            /* a warning is a whole safeload_error (1 KiB): a hostile shard of a million
+               unlisted tensors would hold a GiB of them, so they stop at SL__MAX_WARNINGS */
+            if (m->n_warnings >= SL__MAX_WARNINGS) { more++; continue; }
             sl__fail(&w, SAFELOAD_INDEX_UNLISTED_TENSOR, f->path, t->header_offset, t->name,
                      t->name_len, "tensor is in this shard but not in %s's weight_map; it is "
                      "left out of the model", path);
             if (!sl__model_warn(m, &w)) { r = SL__OOM(err, path); goto done; }
         }
+    }
+    if (more) {
+        safeload_error w;
+        sl__fail(&w, SAFELOAD_INDEX_UNLISTED_TENSOR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                 "%llu more shard tensors are not in the weight_map either (the warnings stop "
+                 "at %d)", (sl__ull)more, SL__MAX_WARNINGS);
+        if (!sl__model_warn(m, &w)) { r = SL__OOM(err, path); goto done; }
     }
     if ((r = sl__model_index(m, skip, err)) != SAFELOAD_OK) goto done;
     for (i = 0; i < ix->map_count; i++) {
@@ -5796,8 +5831,6 @@ done:
     sl__free(a, by_shard);
     sl__free(a, tmp);
     sl__free(a, skip);
-    sl__free(a, job.errs);
-    sl__free(a, job.res);
     sl__table_free(&itab, a);
     return r;
 }

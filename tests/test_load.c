@@ -1859,6 +1859,78 @@ static void test_changed_file(void) {
     safeload_close(f);
 }
 
+/* Indexes at scale: the first failing shard in order is the one named whatever the threads
+   (the shards after it are not opened), and unlisted tensors give at most 1000 warnings plus
+   one that counts the rest. */
+static void test_index_scale(void) {
+    char sub[300], p[400], idx[400];
+    uint64_t shape[1] = {1};
+    unsigned char byte = 7;
+    safeload_save_tensor *st;
+    char (*nm)[16];
+    safeload_model *mod;
+    safeload_model_desc md;
+    safeload_error e;
+    FILE *fp;
+    size_t i, nt = 1500;
+    int th;
+    snprintf(sub, sizeof sub, "%s/scale", tl_dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    /* two real shards, then 5000 that are not there */
+    st = (safeload_save_tensor *)calloc(nt, sizeof *st);
+    nm = (char (*)[16])calloc(nt, sizeof *nm);
+    for (i = 0; i < nt; i++) {
+        snprintf(nm[i], sizeof nm[i], "t%u", (unsigned)i);
+        st[i].name = nm[i]; st[i].dtype = SAFELOAD_U8; st[i].rank = 1; st[i].shape = shape;
+        st[i].data = &byte; st[i].nbytes = 1;
+    }
+    snprintf(p, sizeof p, "%s/a0.safetensors", sub);
+    CHECK(safeload_save(p, st, 1, NULL, &e) == SAFELOAD_OK);
+    snprintf(p, sizeof p, "%s/a1.safetensors", sub);
+    CHECK(safeload_save(p, st + 1, 1, NULL, &e) == SAFELOAD_OK);
+    snprintf(idx, sizeof idx, "%s/missing.index.json", sub);
+    fp = fopen(idx, "wb");
+    fprintf(fp, "{\"weight_map\":{\"t0\":\"a0.safetensors\",\"t1\":\"a1.safetensors\"");
+    for (i = 2; i < 5002; i++) fprintf(fp, ",\"x%u\":\"b%05u.safetensors\"", (unsigned)i, (unsigned)i);
+    fprintf(fp, "}}");
+    fclose(fp);
+    for (th = 1; th <= 4; th++) {
+        memset(&md, 0, sizeof md);
+        md.threads = th;
+        CHECK(safeload_model_open(&mod, idx, &md, &e) == SAFELOAD_INDEX_SHARD_MISSING && !mod);
+        CHECK_MSG(strstr(e.file, "b00002.safetensors") && strcmp(e.tensor, "x2") == 0,
+                  "threads %d: %s [%s]", th, e.file, e.tensor);
+    }
+    remove(idx);
+    /* one shard of 1500 tensors, of which the index lists one */
+    snprintf(p, sizeof p, "%s/big.safetensors", sub);
+    CHECK(safeload_save(p, st, nt, NULL, &e) == SAFELOAD_OK);
+    snprintf(idx, sizeof idx, "%s/big.index.json", sub);
+    tl_write_text(idx, "{\"weight_map\":{\"t0\":\"big.safetensors\"}}");
+    CHECK_MSG(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+    if (mod) {
+        const safeload_error *w;
+        CHECK_EQ_U64(safeload_model_tensor_count(mod), 1);
+        CHECK_EQ_U64(safeload_model_warning_count(mod), 1001);
+        w = safeload_model_warning(mod, 999);
+        CHECK(w && w->code == SAFELOAD_INDEX_UNLISTED_TENSOR && w->tensor[0] != 0);
+        w = safeload_model_warning(mod, 1000);
+        CHECK_MSG(w && w->code == SAFELOAD_INDEX_UNLISTED_TENSOR && w->tensor[0] == 0 &&
+                  strstr(w->message, "499 more shard tensors") != NULL, "%s",
+                  w ? w->message : "(none)");
+        safeload_model_close(mod);
+    }
+    remove(idx);
+    remove(p);
+    snprintf(p, sizeof p, "%s/a0.safetensors", sub);
+    remove(p);
+    snprintf(p, sizeof p, "%s/a1.safetensors", sub);
+    remove(p);
+    rmdir(sub);
+    free(st);
+    free(nm);
+}
+
 int main(void) {
     tl_model m;
     char path[400];
@@ -1879,6 +1951,7 @@ int main(void) {
     test_huge_tensor();
     test_map_lifetime(&m, path);
     test_shards(&m);
+    test_index_scale();
     test_progress_cancel(&m, path);
     test_request_errors(&m, path);
     test_pool(&m, path);

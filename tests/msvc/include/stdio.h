@@ -49,6 +49,10 @@ size_t __cdecl fwrite(const void *, size_t, size_t, FILE *);
 int __cdecl fseek(FILE *, long, int);
 long __cdecl ftell(FILE *);
 int __cdecl remove(const char *);
+int __cdecl setvbuf(FILE *, char *, int, size_t);
+#define _IOFBF 0x0000
+#define _IOLBF 0x0040
+#define _IONBF 0x0004
 #ifdef __cplusplus
 }
 #endif
