@@ -6015,6 +6015,7 @@ typedef struct sl__task {
     uint32_t seg0, nseg;
     uint32_t cast;                      /* some segment casts: the run goes through staging */
     uint64_t off, len;                  /* absolute file offset, bytes */
+    uint64_t out_len;                   /* output bytes of its segments (after casts) */
 } sl__task;
 
 typedef struct sl__worker {
@@ -6083,6 +6084,7 @@ static safeload_result sl__add_task(sl__load *L, uint32_t shard, uint64_t off) {
     t->shard = shard;
     t->off = off;
     t->len = 0;
+    t->out_len = 0;
     t->seg0 = (uint32_t)L->n_segs;
     t->nseg = 0;
     t->cast = 0;
@@ -6101,6 +6103,7 @@ static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, 
     s->len = len;
     s->task_pos = t->len;
     t->len += len;
+    t->out_len += len / L->reqs[req].ssize * L->reqs[req].dsize;
     t->nseg++;
     if (L->reqs[req].cast) t->cast = 1;
     return SAFELOAD_OK;
@@ -6138,14 +6141,7 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
     if (r->device && L->upload_align > 1) return 0;   /* each upload from offset 0 */
     if (r->device) {
         /* output bytes of the run must fit one pinned buffer; casts go through staging */
-        uint64_t out = 0;
-        uint32_t k;
-        for (k = 0; k < t->nseg; k++) {
-            const sl__seg *s = &L->segs[t->seg0 + k];
-            const sl__rp *q = &L->reqs[s->req];
-            out += s->len / q->ssize * q->dsize;
-        }
-        if (out + r->src_len / r->ssize * r->dsize > L->pinned_size) return 0;
+        if (t->out_len + r->src_len / r->ssize * r->dsize > L->pinned_size) return 0;
         if (r->cast || t->cast) return t->len + r->src_len <= L->staging;
         return 1;
     }
