@@ -218,6 +218,17 @@ static void put_name_as(FILE *o, const safeload_error *e, const char *name, size
 }
 static void put_name(FILE *o, const safeload_error *e) { put_name_as(o, e, NULL, 0); }
 
+/* " (byte N)", unless the message already says "byte N" */
+static void put_offset(FILE *o, const safeload_error *e) {
+    char b[32];
+    const char *at;
+    if (e->offset == SAFELOAD_NO_OFFSET) return;
+    snprintf(b, sizeof b, "byte %llu", (unsigned long long)e->offset);
+    at = strstr(e->message, b);
+    if (at && (at[strlen(b)] < '0' || at[strlen(b)] > '9')) return;
+    fprintf(o, " (%s)", b);
+}
+
 /* warning: FILE: ID: message [tensor NAME] (byte N) */
 static void print_warning(const char *path, const safeload_error *w, const safeload_model *m) {
     size_t len;
@@ -227,8 +238,7 @@ static void print_warning(const char *path, const safeload_error *w, const safel
     fprintf(stderr, ": %s: ", safeload_result_id(w->code));
     put_str(stderr, w->message);
     put_name_as(stderr, w, name, len);
-    if (w->offset != SAFELOAD_NO_OFFSET) fprintf(stderr, " (byte %llu)",
-                                                 (unsigned long long)w->offset);
+    put_offset(stderr, w);
     fputc('\n', stderr);
 }
 
@@ -246,8 +256,7 @@ static void print_error(const char *path, const safeload_error *e, const safeloa
     fprintf(stderr, ": %s: ", safeload_result_id(e->code));
     put_str(stderr, e->message);
     put_name(stderr, e);
-    if (e->offset != SAFELOAD_NO_OFFSET) fprintf(stderr, " (byte %llu)",
-                                                 (unsigned long long)e->offset);
+    put_offset(stderr, e);
     fputc('\n', stderr);
     fflush(stderr);
 }
@@ -403,7 +412,7 @@ static void print_verify_error(const char *path, const safeload_error *e) {
         put_str(stdout, e->file);
         putchar(']');
     }
-    if (e->offset != SAFELOAD_NO_OFFSET) printf(" (byte %llu)", (unsigned long long)e->offset);
+    put_offset(stdout, e);
     printf("\n");
 }
 

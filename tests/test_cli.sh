@@ -49,7 +49,7 @@ run $RUNNER "$CLI" verify "$T/cut.safetensors"
 case "$out" in "error: $T/cut.safetensors: INVALID_HEADER_LENGTH: "*) ;; *) echo "FAIL: verify cut: $out"; fail=1;; esac
 cp "$T/s.safetensors" "$T/trail.safetensors"; printf 'XX' >> "$T/trail.safetensors"
 run $RUNNER "$CLI" verify "$T/trail.safetensors"
-case "$out" in "error: $T/trail.safetensors: INCOMPLETE_BUFFER: "*"(byte 7360)") ;; *) echo "FAIL: verify trailing: $out"; fail=1;; esac
+case "$out" in "error: $T/trail.safetensors: INCOMPLETE_BUFFER: "*"end at byte 7360)") ;; *) echo "FAIL: verify trailing: $out"; fail=1;; esac  # the message names the byte: no "(byte N)" again
 # usage and I/O errors exit 2
 run $RUNNER "$CLI" verify; check "verify usage exit" 2 "$rc"
 run $RUNNER "$CLI" verify "$T/missing.safetensors"; check "verify missing exit" 2 "$rc"
