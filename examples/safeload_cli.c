@@ -84,16 +84,24 @@ static size_t utf8_len(const unsigned char *p, size_t n) {
     return len;
 }
 
-/* Characters that change how the text around them looks without showing themselves: C1
-   controls (U+0080-009F), zero-width characters and marks (U+200B-200F), bidirectional
-   embeddings, overrides and isolates (U+202A-202E, U+2066-2069), and the BOM (U+FEFF). */
+/* Characters that show nothing themselves but change how the text around them looks, or
+   read as a space: C1 controls, the soft hyphen, joiners and zero-width characters, line and
+   paragraph separators, bidirectional marks, embeddings, overrides and isolates, fillers,
+   variation selectors, the BOM, interlinear annotation, and tag characters. s holds one
+   well-formed sequence of k bytes. */
 static int invisible(const unsigned char *s, size_t k) {
-    if (k == 2) return s[0] == 0xC2 && s[1] <= 0x9F;
-    if (k != 3) return 0;
-    if (s[0] == 0xE2 && s[1] == 0x80) return (s[2] >= 0x8B && s[2] <= 0x8F) ||
-                                             (s[2] >= 0xAA && s[2] <= 0xAE);
-    if (s[0] == 0xE2 && s[1] == 0x81) return s[2] >= 0xA6 && s[2] <= 0xA9;
-    return s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF;
+    unsigned long c;
+    if (k == 2) c = (unsigned long)(s[0] & 0x1F) << 6 | (s[1] & 0x3F);
+    else if (k == 3) c = (unsigned long)(s[0] & 0x0F) << 12 | (unsigned long)(s[1] & 0x3F) << 6 |
+                         (s[2] & 0x3F);
+    else c = (unsigned long)(s[0] & 0x07) << 18 | (unsigned long)(s[1] & 0x3F) << 12 |
+             (unsigned long)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
+    return (c >= 0x80 && c <= 0x9F) || c == 0xAD || c == 0x34F || c == 0x61C ||
+           c == 0x115F || c == 0x1160 || c == 0x17B4 || c == 0x17B5 ||
+           (c >= 0x180B && c <= 0x180F) || (c >= 0x200B && c <= 0x200F) ||
+           (c >= 0x2028 && c <= 0x202E) || (c >= 0x2060 && c <= 0x206F) || c == 0x3164 ||
+           (c >= 0xFE00 && c <= 0xFE0F) || c == 0xFEFF || c == 0xFFA0 ||
+           (c >= 0xFFF0 && c <= 0xFFFB) || (c >= 0xE0000 && c <= 0xE0FFF);
 }
 
 /* Names, metadata, messages and paths may come from a hostile file or name: control bytes (C0,
@@ -149,56 +157,102 @@ static int same_file(const safeload_error *e, const char *path) {
     return 1;
 }
 
+/* A file we can read, not a directory: asked only where a cut path cannot tell them apart. */
+static int readable_file(const char *p) {
+    FILE *fp = fopen(p, "rb");
+    int c, ok;
+    if (!fp) return 0;
+    c = fgetc(fp);
+    ok = !(c == EOF && ferror(fp));        /* a directory opens on POSIX, but will not read */
+    fclose(fp);
+    return ok;
+}
+
 /* Is e->file surely the path given? Where both were cut (a path of 512 bytes or more), a shard
-   under a long directory or index path looks the same: only a .safetensors path given names
-   no other file. */
+   under a long directory or index path looks the same: only a .safetensors file given names
+   no other file. (An I/O error may be a pipe's: the check would block on it, and the library
+   refuses pipes before anything else, so the path is taken as named.) */
 static int surely_path(const safeload_error *e, const char *path) {
     size_t n = strlen(path);
     if (!same_file(e, path)) return 0;
-    return n < sizeof e->file || (n >= 12 && strcmp(path + n - 12, ".safetensors") == 0);
+    if (n < sizeof e->file) return 1;
+    return n >= 12 && strcmp(path + n - 12, ".safetensors") == 0 &&
+           (e->code == SAFELOAD_IO_ERROR || readable_file(path));
 }
 
-/* The file an error or warning is about, in full where we know it: the path given or a shard
-   of the open model (m may be NULL), else e->file as the library kept it. A cut e->file can
-   fit several (the shards of a long directory): the shard holding the named tensor wins, then
-   the path given, then a shard that alone fits. */
-static const char *err_file(const safeload_error *e, const char *path, const safeload_model *m) {
-    const char *hit = NULL;
-    size_t k, hits = 0;
-    size_t fl = strlen(e->file);
-    if (!e->file[0] || (strlen(path) < sizeof e->file && same_file(e, path))) return path;
-    /* neither cut nor cleaned: e->file is the path itself (no scan of every shard for each of
-       a thousand warnings) */
-    if (fl + 4 < sizeof e->file && !strchr(e->file, '?')) return e->file;   /* cuts keep 505+3 */
-    for (k = 0; m && k < safeload_model_shard_count(m); k++) {
+/* Where an error or warning is: the file in full where we know it (the path given or a shard
+   of the open model; m may be NULL), else e->file as the library kept it, and the shard when
+   it is one. A cut e->file can fit several (the shards of a long directory): the shard holding
+   the named tensor wins, then the path given, then a shard that alone fits. hint (may be NULL)
+   is where the scan starts and is left at the shard found: warnings come shard by shard, so a
+   thousand of them over thousands of shards do not scan every shard each. */
+typedef struct where { const char *file; const safeload_file *shard; } where;
+static where locate(const safeload_error *e, const char *path, const safeload_model *m,
+                    size_t *hint) {
+    where r;
+    const safeload_file *hit = NULL;
+    size_t n = m ? safeload_model_shard_count(m) : 0, j, hits = 0;
+    size_t start = hint && *hint < n ? *hint : 0;
+    r.file = path;
+    r.shard = NULL;
+    if (!e->file[0] || (strlen(path) < sizeof e->file && same_file(e, path))) return r;
+    for (j = 0; j < n; j++) {
+        size_t k = (start + j) % n;
         const safeload_file *f = safeload_model_shard(m, k);
         const char *p = safeload_file_path(f);
         if (!p || !same_file(e, p)) continue;
-        if (strlen(p) < sizeof e->file || (e->tensor[0] && safeload_find(f, e->tensor)))
-            return p;
-        hit = p;
+        if (strlen(p) < sizeof e->file || (e->tensor[0] && safeload_find(f, e->tensor))) {
+            if (hint) *hint = k;
+            r.file = p;
+            r.shard = f;
+            return r;
+        }
+        hit = f;
         hits++;
     }
-    if (surely_path(e, path)) return path;
-    return hits == 1 ? hit : e->file;
+    if (surely_path(e, path)) return r;
+    if (hits == 1) {
+        r.file = safeload_file_path(hit);
+        r.shard = hit;
+    } else {
+        r.file = e->file;
+    }
+    return r;
+}
+static const char *err_file(const safeload_error *e, const char *path, const safeload_model *m) {
+    return locate(e, path, m, NULL).file;
 }
 
 /* The tensor a warning is about, in full: safeload_error.tensor is cut at 255 bytes and has
    '?' for control bytes, so the shard's own entry at that byte is looked up. */
-static const char *warn_tensor(const safeload_error *w, const char *path, const safeload_model *m,
-                               size_t *len) {
-    const char *file = err_file(w, path, m);
-    size_t k, i;
-    for (k = 0; m && w->offset != SAFELOAD_NO_OFFSET && k < safeload_model_shard_count(m); k++) {
-        const safeload_file *f = safeload_model_shard(m, k);
-        if (safeload_file_path(f) != file) continue;
-        for (i = 0; i < safeload_tensor_count(f); i++) {
-            const safeload_tensor *t = safeload_tensor_at(f, i);
-            if (t->header_offset == w->offset) { *len = t->name_len; return t->name; }
-        }
+static const char *warn_tensor(const safeload_error *w, const safeload_file *shard, size_t *len) {
+    const safeload_tensor *t = shard ? safeload_find(shard, w->tensor) : NULL;
+    size_t i;
+    if (t && t->header_offset == w->offset) { *len = t->name_len; return t->name; }
+    for (i = 0; shard && w->offset != SAFELOAD_NO_OFFSET && i < safeload_tensor_count(shard);
+         i++) {
+        t = safeload_tensor_at(shard, i);
+        if (t->header_offset == w->offset) { *len = t->name_len; return t->name; }
     }
     *len = strlen(w->tensor);
     return w->tensor;
+}
+
+static int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* Does e->tensor hold a metadata key? The library says so in the message, in words its
+   messages end with (so a shard name quoted in a message cannot pass for one). */
+static int is_key_error(const safeload_error *e) {
+    if (e->code == SAFELOAD_DUPLICATE_KEY || e->code == SAFELOAD_INVALID_INDEX)
+        if (strcmp(e->message, "metadata key appears twice") == 0) return 1;
+    if (e->code != SAFELOAD_INVALID_JSON && e->code != SAFELOAD_INVALID_UTF8 &&
+        e->code != SAFELOAD_INVALID_INDEX)
+        return 0;
+    return ends_with(e->message, " in __metadata__") ||
+           ends_with(e->message, " in the index's metadata");
 }
 
 /* " [tensor NAME]": safeload_error.tensor holds a tensor name, a metadata key or a hook name
@@ -208,9 +262,7 @@ static void put_name_as(FILE *o, const safeload_error *e, const char *name, size
     if (!e->tensor[0]) return;
     if (e->code == SAFELOAD_HOOK_MISSING ||
         (e->code == SAFELOAD_HOOK_FAILED && e->offset == SAFELOAD_NO_OFFSET)) label = "hook";
-    else if (strstr(e->message, "metadata key") || strstr(e->message, "metadata entry") ||
-             strstr(e->message, " in __metadata__") || strstr(e->message, " in the index's metadata"))
-        label = "metadata key";
+    else if (is_key_error(e)) label = "metadata key";
     fprintf(o, " [%s ", label);
     if (name) put_text(o, name, len, 0);
     else put_str(o, e->tensor);
@@ -230,11 +282,13 @@ static void put_offset(FILE *o, const safeload_error *e) {
 }
 
 /* warning: FILE: ID: message [tensor NAME] (byte N) */
-static void print_warning(const char *path, const safeload_error *w, const safeload_model *m) {
+static void print_warning(const char *path, const safeload_error *w, const safeload_model *m,
+                          size_t *hint) {
     size_t len;
-    const char *name = warn_tensor(w, path, m, &len);
+    where at = locate(w, path, m, hint);
+    const char *name = warn_tensor(w, at.shard, &len);
     fprintf(stderr, "warning: ");
-    put_str(stderr, err_file(w, path, m));
+    put_str(stderr, at.file);
     fprintf(stderr, ": %s: ", safeload_result_id(w->code));
     put_str(stderr, w->message);
     put_name_as(stderr, w, name, len);
@@ -243,9 +297,9 @@ static void print_warning(const char *path, const safeload_error *w, const safel
 }
 
 static void print_warnings(const char *path, const safeload_model *m) {
-    size_t k;
+    size_t k, hint = 0;
     for (k = 0; k < safeload_model_warning_count(m); k++)
-        print_warning(path, safeload_model_warning(m, k), m);
+        print_warning(path, safeload_model_warning(m, k), m, &hint);
     fflush(stderr);          /* where line buffering is full buffering (the MSVC runtime) */
 }
 
@@ -422,7 +476,7 @@ static int cmd_inspect(int argc, char **argv) {
     safeload_model *m;
     safeload_error e;
     safeload_result r;
-    size_t k, n;
+    size_t k, n, hint = 0;            /* hint: the shard of the last warning (locate) */
     for (i = 0; i < argc; i++) {
         if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
         if (ends) {
@@ -463,9 +517,10 @@ static int cmd_inspect(int argc, char **argv) {
         printf("],\"warnings\":[");
         for (k = 0; k < safeload_model_warning_count(m); k++) {
             const safeload_error *w = safeload_model_warning(m, k);
-            const char *file = err_file(w, path, m), *name;
+            where at = locate(w, path, m, &hint);
+            const char *file = at.file, *name;
             size_t len;
-            name = warn_tensor(w, path, m, &len);
+            name = warn_tensor(w, at.shard, &len);
             if (k) putchar(',');
             printf("{\"id\":\"%s\",\"file\":", safeload_result_id(w->code));
             json_string(stdout, file, strlen(file));
@@ -710,7 +765,7 @@ static int cmd_keys(int argc, char **argv) {
     safeload_error e;
     safeload_key_report rep;
     char **list = NULL, *buf = NULL;
-    size_t n = 0, cap = 0, len = 0, k;
+    size_t n = 0, cap = 0, len = 0, k, line;
     FILE *fp;
     int i, ends = 0;                   /* ends: after "--", every argument is a PATH */
     for (i = 0; i < argc; i++) {
@@ -757,14 +812,14 @@ static int cmd_keys(int argc, char **argv) {
     }
     fclose(fp);
     buf[len] = 0;
-    for (k = 0; k < len;) {
+    for (k = 0, line = 1; k < len; line++) {
         size_t s = k;
         while (k < len && buf[k] != '\n') k++;
         if (memchr(buf + s, 0, k - s)) {        /* a name never holds NUL: not a names file */
             fprintf(stderr, "error: ");
             put_str(stderr, names);
             fprintf(stderr, ": line %llu holds a NUL byte, which no tensor name can\n",
-                    (unsigned long long)(n + 1));
+                    (unsigned long long)line);
             free(list);
             free(buf);
             return 2;

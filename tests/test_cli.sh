@@ -259,6 +259,11 @@ case "$out" in "error: $L/bad: SIZE_MISMATCH: "*"[tensor z] [file $T/"*"...] (by
     *) echo "FAIL: long dir, bad shard: $out"; fail=1;; esac
 run $RUNNER "$CLI" load "$L/bad"
 case "$(err)" in "error: $T/"*"...: SIZE_MISMATCH: "*) ;; *) echo "FAIL: long dir, bad shard (load): $(err)"; fail=1;; esac
+# the same under a long directory whose name ends in .safetensors
+mkdir "$L/d.safetensors"; cp "$L/bad/b.safetensors" "$L/bad/model.safetensors.index.json" "$L/d.safetensors/"
+run $RUNNER "$CLI" verify "$L/d.safetensors"
+case "$out" in "error: $L/d.safetensors: SIZE_MISMATCH: "*"[file $T/"*"...] (byte 9)") ;;
+    *) echo "FAIL: long .safetensors dir, bad shard: $out"; fail=1;; esac
 
 # --progress shows a bar for an empty load too (the library reports the end once, 0 of 0)
 mk "$T/nothing.safetensors" '{"e":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}}'
@@ -301,10 +306,32 @@ for a in "sample --help|error: unknown option --help" "load a --threads +3|error
 done
 [ -e "$T/--help" ] && { echo "FAIL: sample wrote a file named --help"; fail=1; }
 
+# warnings name an unlisted tensor in full, past the library's 255 bytes and with its control
+# bytes (escaped as the table escapes them)
+long=$(printf 'L%.0s' $(seq 1 300))
+mkdir "$T/wl"
+mk "$T/wl/m.safetensors" "{\"k\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"$long\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},\"c\\u0007d\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[2,3]}}" xyz
+printf '{"weight_map":{"k":"m.safetensors"}}' > "$T/wl/model.safetensors.index.json"
+run $RUNNER "$CLI" inspect --json "$T/wl"; check "full warning names exit" 0 "$rc"
+case "$out" in *"\"tensor\":\"$long\""*'"tensor":"c\u0007d"'*) ;; *) echo "FAIL: warnings in JSON do not carry the full names"; fail=1;; esac
+run $RUNNER "$CLI" verify "$T/wl"
+case "$(err)" in *"[tensor $long]"*'[tensor c\x07d]'*) ;; *) echo "FAIL: warnings in text do not carry the full names: $(err)"; fail=1;; esac
+
+# more invisible characters: soft hyphen, word joiner, line separator, Arabic letter mark, a tag
+mk "$T/inv.safetensors" '{"a\u00adb\u2060c\u2028d\u061ce\udb40\udc41f":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}' x
+run $RUNNER "$CLI" inspect "$T/inv.safetensors"
+case "$out" in *'a\xc2\xadb\xe2\x81\xa0c\xe2\x80\xa8d\xd8\x9ce\xf3\xa0\x81\x81f  U8'*) ;; *) echo "FAIL: invisible characters (2): $out"; fail=1;; esac
+
+# a metadata-key label only from the library's own words, not from a shard name it quotes
+mkdir "$T/spoof"; cp "$T/s.safetensors" "$T/spoof/x in __metadata__.safetensors"
+printf '{"weight_map":{"lm_head.scale":"x in __metadata__.safetensors","t":"x in __metadata__.safetensors"}}' > "$T/spoof/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$T/spoof"
+case "$out" in *'[tensor t]'*) ;; *) echo "FAIL: label from a shard name: $out"; fail=1;; esac
+
 # keys: a names file with a NUL byte is refused (no tensor name holds one)
-printf 'lm_head.scale\000junk\n' > "$T/nul.txt"
+printf 'lm_head.scale\n\n\nfoo\000junk\n' > "$T/nul.txt"
 run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$T/nul.txt"; check "keys NUL exit" 2 "$rc"
-check "keys NUL" "error: $T/nul.txt: line 1 holds a NUL byte, which no tensor name can" "$(err)"
+check "keys NUL" "error: $T/nul.txt: line 4 holds a NUL byte, which no tensor name can" "$(err)"
 
 [ $fail = 0 ] && echo "test_cli.sh: all passed"
 exit $fail
