@@ -160,10 +160,11 @@ static int same_file(const safeload_error *e, const char *path) {
 /* A file we can read, not a directory: asked only where a cut path cannot tell them apart. */
 static int readable_file(const char *p) {
     FILE *fp = fopen(p, "rb");
-    int c, ok;
+    unsigned char c;
+    int ok;
     if (!fp) return 0;
-    c = fgetc(fp);
-    ok = !(c == EOF && ferror(fp));        /* a directory opens on POSIX, but will not read */
+    ok = fread(&c, 1, 1, fp) == 1 || !ferror(fp);   /* a directory opens on POSIX, but will
+                                                        not read */
     fclose(fp);
     return ok;
 }
