@@ -938,9 +938,14 @@ static wchar_t *sl__long_path(wchar_t *w, size_t len, const safeload_allocator *
 #define SL__WSEP(c) ((c) == L'\\' || (c) == L'/')
 #define SL__WDEVICE(p) /* \\?\ or \\.\, in either slash */ \
     (SL__WSEP((p)[0]) && SL__WSEP((p)[1]) && ((p)[2] == L'?' || (p)[2] == L'.') && SL__WSEP((p)[3]))
-    if (len < 248 || SL__WDEVICE(w)) return w;  /* short, or a form Windows takes as it is */
+    if (SL__WDEVICE(w)) return w;               /* a form Windows takes as it is */
+    /* short and absolute (C:\ or \\server): as it is. A short relative path may still be long
+       once the current directory is put before it. */
+    if (len < 248 && ((w[0] && w[1] == L':' && SL__WSEP(w[2])) ||
+                      (SL__WSEP(w[0]) && SL__WSEP(w[1]))))
+        return w;
     m = GetFullPathNameW(w, 0, NULL, NULL);
-    if (m == 0) return w;
+    if (m == 0 || m - 1 < 248) return w;
     v = (wchar_t *)sl__malloc(a, ((size_t)m + 8) * sizeof(wchar_t));
     if (!v) return w;
     k = GetFullPathNameW(w, m, v + 6, NULL);             /* room for "\\?\UNC" before it */

@@ -371,6 +371,17 @@ int main(void) {
             w = sl__widen(rel, &al);
             CHECK(w && tw_wstarts(w, L"//?/C:/ddd"));
             sl__free(&al, w);
+            /* a short relative path under a deep current directory is long too */
+            {
+                wchar_t *wd = sl__widen(deep, &al), back[1024];
+                DWORD bl = GetCurrentDirectoryW(1024, back);
+                CHECK(wd && bl > 0 && bl < 1024 && SetCurrentDirectoryW(wd));
+                w = sl__widen("model.safetensors", &al);
+                CHECK(w && tw_wstarts(w, L"\\\\?\\") && tw_whas(w, L"ddd5\\model.safetensors"));
+                sl__free(&al, w);
+                CHECK(SetCurrentDirectoryW(back));
+                sl__free(&al, wd);
+            }
         }
 #endif
         CHECK(tw_remove_long(lp2, 0) == 0);
