@@ -117,6 +117,15 @@ static int tw_check(const safeload_loaded *l, safeload_dtype dt) {
     return bad == 0 && l->count > 0;
 }
 
+/* An index listing the first two tensors, in shards named as JSON strings (escapes kept). */
+static void tw_index2(const char *idx, const char *shard0, const char *shard1) {
+    FILE *fp = fopen(idx, "wb");
+    if (!fp) return;
+    fprintf(fp, "{\"weight_map\":{\"%s\":\"%s\",\"%s\":\"%s\"}}", tw_names[0], shard0, tw_names[1],
+            shard1);
+    fclose(fp);
+}
+
 static int tw_cancel_at, tw_calls;
 static int tw_progress(void *u, uint64_t done, uint64_t total) {
     (void)u; (void)done; (void)total;
@@ -220,10 +229,7 @@ int main(void) {
         snprintf(sp, sizeof sp, "%s/s1.safetensors", wdir);
         CHECK(safeload_save(sp, tw_t, 2, NULL, &e) == SAFELOAD_OK);
         snprintf(bidx, sizeof bidx, "%s/model.safetensors.index.json", bdir);
-        fp = fopen(bidx, "wb");
-        fprintf(fp, "{\"weight_map\":{\"%s\":\"w/s1.safetensors\",\"%s\":\"w\\\\s1.safetensors\"}}",
-                tw_names[0], tw_names[1]);
-        fclose(fp);
+        tw_index2(bidx, "w/s1.safetensors", "w\\\\s1.safetensors");
 #if defined(_WIN32)
         CHECK_MSG(safeload_model_open(&m, bidx, NULL, &e) == SAFELOAD_OK, "%s", e.message);
         CHECK_EQ_U64(safeload_model_shard_count(m), 1);
@@ -252,10 +258,7 @@ int main(void) {
         snprintf(sp, sizeof sp, "%s/s.safetensors", bdir);
         CHECK(safeload_save(sp, tw_t, 2, NULL, &e) == SAFELOAD_OK);
         snprintf(bidx, sizeof bidx, "%s/we\\ird.json", bdir);
-        fp = fopen(bidx, "wb");
-        fprintf(fp, "{\"weight_map\":{\"%s\":\"s.safetensors\",\"%s\":\"s.safetensors\"}}",
-                tw_names[0], tw_names[1]);
-        fclose(fp);
+        tw_index2(bidx, "s.safetensors", "s.safetensors");
         CHECK_MSG(safeload_model_open(&m, bidx, NULL, &e) == SAFELOAD_OK, "%s: %s", e.file,
                   e.message);
         CHECK_EQ_U64(safeload_model_tensor_count(m), 2);
