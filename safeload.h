@@ -5040,6 +5040,7 @@ SL__DEF safeload_result safeload_convert(void *dst, safeload_dtype dst_dtype, co
 
 struct safeload_pool {
     int threads;                /* counting the caller */
+    safeload_allocator alloc;   /* a load's own temporary pool uses the load's allocator */
 #if !defined(SAFELOAD_NO_THREADS)
     sl__thread *ths;
     struct sl__pool_arg *args;
@@ -5132,7 +5133,9 @@ SL__DEF int safeload_default_threads(void) {
 }
 
 SL__DEF void safeload_pool_destroy(safeload_pool *p) {
+    safeload_allocator a;
     if (!p) return;
+    a = p->alloc;
 #if !defined(SAFELOAD_NO_THREADS)
     {
         int i;
@@ -5145,24 +5148,23 @@ SL__DEF void safeload_pool_destroy(safeload_pool *p) {
         sl__cond_destroy(&p->cv_done);
         sl__mutex_destroy(&p->mu);
         sl__mutex_destroy(&p->run_mu);
-        sl__free(NULL, p->ths);
-        sl__free(NULL, p->args);
+        sl__free(&a, p->ths);
+        sl__free(&a, p->args);
     }
 #endif
-    sl__free(NULL, p);
+    sl__free(&a, p);
 }
 
-SL__DEF safeload_result safeload_pool_create(safeload_pool **out, int threads,
-                                             safeload_error *err) {
+/* a: the allocator for the pool's own memory (NULL: the compile-time one) */
+static safeload_result sl__pool_new(safeload_pool **out, int threads, const safeload_allocator *a,
+                                    safeload_error *err) {
     safeload_pool *p;
-    sl__clear_error(err);
-    if (!out) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                              "out is NULL");
     *out = NULL;
     if (threads <= 0) threads = safeload_default_threads();
     if (threads > 256) threads = 256;
-    p = (safeload_pool *)sl__calloc(NULL, 1, sizeof *p);
+    p = (safeload_pool *)sl__calloc(a, 1, sizeof *p);
     if (!p) return SL__OOM(err, "");
+    if (a) p->alloc = *a;
 #if defined(SAFELOAD_NO_THREADS)
     p->threads = 1;
 #else
@@ -5171,12 +5173,12 @@ SL__DEF safeload_result safeload_pool_create(safeload_pool **out, int threads,
         p->threads = threads;
         if (sl__mutex_init(&p->mu) || sl__mutex_init(&p->run_mu) || sl__cond_init(&p->cv_start) ||
             sl__cond_init(&p->cv_done)) {
-            sl__free(NULL, p);
+            sl__free(a, p);
             return sl__fail(err, SAFELOAD_THREAD_ERROR, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "cannot create the pool's locks");
         }
-        p->ths = (sl__thread *)sl__calloc(NULL, (size_t)threads, sizeof(sl__thread));
-        p->args = (sl__pool_arg *)sl__calloc(NULL, (size_t)threads, sizeof(sl__pool_arg));
+        p->ths = (sl__thread *)sl__calloc(a, (size_t)threads, sizeof(sl__thread));
+        p->args = (sl__pool_arg *)sl__calloc(a, (size_t)threads, sizeof(sl__pool_arg));
         if (!p->ths || !p->args) { safeload_pool_destroy(p); return SL__OOM(err, ""); }
         for (i = 0; i < threads - 1; i++) {
             p->args[i].pool = p;
@@ -5192,6 +5194,14 @@ SL__DEF safeload_result safeload_pool_create(safeload_pool **out, int threads,
 #endif
     *out = p;
     return SAFELOAD_OK;
+}
+
+SL__DEF safeload_result safeload_pool_create(safeload_pool **out, int threads,
+                                             safeload_error *err) {
+    sl__clear_error(err);
+    if (!out) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                              "out is NULL");
+    return sl__pool_new(out, threads, NULL, err);
 }
 
 SL__DEF int safeload_pool_threads(const safeload_pool *p) { return p ? p->threads : 0; }
@@ -5270,7 +5280,8 @@ static void sl__pool_leave(safeload_pool *p, sl__pool_user *u) {
 }
 
 /* The pool a call should use: the caller's, or a temporary one (*tmp, destroyed by caller). */
-static safeload_result sl__pool_for(safeload_pool *given, int threads, safeload_pool **use,
+static safeload_result sl__pool_for(safeload_pool *given, int threads,
+                                    const safeload_allocator *a, safeload_pool **use,
                                     safeload_pool **tmp, int *workers, safeload_error *err) {
     *tmp = NULL;
     if (given) {
@@ -5289,7 +5300,7 @@ static safeload_result sl__pool_for(safeload_pool *given, int threads, safeload_
 #endif
     *use = NULL;
     if (threads > 1) {
-        safeload_result r = safeload_pool_create(tmp, threads, err);
+        safeload_result r = sl__pool_new(tmp, threads, a, err);
         if (r != SAFELOAD_OK) return r;
         *use = *tmp;
         threads = (*tmp)->threads;          /* capped at 256 */
@@ -5749,7 +5760,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                      "cannot create a mutex");
         goto done;
     }
-    r = sl__pool_for(desc->pool, desc->threads, &pool, &tmp_pool, &workers, err);
+    r = sl__pool_for(desc->pool, desc->threads, a, &pool, &tmp_pool, &workers, err);
     if (r == SAFELOAD_OK)
         sl__pool_run(pool, sl__shard_worker, &job, (int)SL__MIN((size_t)workers, n_names));
     sl__mutex_destroy(&job.mu);
@@ -7026,7 +7037,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
 
     /* the threads, before the first hook runs (device_alloc): a load those start on the
        caller's pool is refused from here to the end */
-    if ((r = sl__pool_for(d.pool, d.threads, &pool, &tmp_pool, &workers, err)) != SAFELOAD_OK)
+    if ((r = sl__pool_for(d.pool, d.threads, L.alloc, &pool, &tmp_pool, &workers, err)) !=
+        SAFELOAD_OK)
         goto out;
     if (d.pool) {
         sl__pool_enter(d.pool, &me);

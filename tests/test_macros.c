@@ -19,6 +19,16 @@ static void *tm_realloc(void *p, size_t n) {
 static void tm_free(void *p) {
     if (p) { g_live--; free(p); }
 }
+/* a runtime allocator, given in descs */
+static long t_live;
+static void *tr_alloc(void *u, size_t n) { void *p = malloc(n); (void)u; if (p) t_live++; return p; }
+static void *tr_realloc(void *u, void *p, size_t o, size_t n) {
+    void *q = realloc(p, n);
+    (void)u; (void)o;
+    if (q && !p) t_live++;
+    return q;
+}
+static void tr_free(void *u, void *p) { (void)u; if (p) { t_live--; free(p); } }
 #define SAFELOAD_MALLOC(n) tm_malloc(n)
 #define SAFELOAD_REALLOC(p, n) tm_realloc(p, n)
 #define SAFELOAD_FREE(p) tm_free(p)
@@ -69,6 +79,28 @@ int main(void) {
         CHECK_MSG(g_biggest >= BIG * sizeof(float), "biggest allocation %zu", g_biggest);
         CHECK(l && ((const float *)l->tensors[1].data)[1] == 2.0f);
         safeload_loaded_free(l);
+    }
+    /* a runtime allocator in the desc takes every allocation of the call, the temporary pool
+       of a threaded load and the model's shard-opening pool included: the macro sees none */
+    if (m) {
+        safeload_model *m2 = NULL;
+        safeload_model_desc md;
+        long before = g_calls;
+        memset(&d, 0, sizeof d);
+        d.threads = 2;
+        d.allocator.alloc = tr_alloc; d.allocator.realloc = tr_realloc; d.allocator.free = tr_free;
+        CHECK(safeload_load_all(m, SAFELOAD_F32, &d, &l, &e) == SAFELOAD_OK);
+        CHECK_MSG(g_calls == before, "%ld allocations bypassed the desc's allocator",
+                  g_calls - before);
+        CHECK(t_live > 0);
+        safeload_loaded_free(l);
+        CHECK_MSG(t_live == 0, "the runtime allocator has %ld blocks live", t_live);
+        memset(&md, 0, sizeof md);
+        md.threads = 2;
+        md.open.allocator = d.allocator;
+        CHECK(safeload_model_open(&m2, path, &md, &e) == SAFELOAD_OK);
+        safeload_model_close(m2);
+        CHECK(t_live == 0);
     }
     safeload_model_close(m);
     CHECK_MSG(g_live == 0, "left %ld allocations live", g_live);
