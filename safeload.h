@@ -1754,7 +1754,8 @@ typedef struct sl__jp {
     uint32_t *meta_pos;
     int seen_meta, has_meta;
     const char *cur;  size_t cur_len;   /* the tensor or metadata key being parsed, for errors */
-    const char *cur_in;                 /* NULL, or where cur is a metadata key: messages say so */
+    const char *cur_in;                 /* NULL, or " in <where>" when cur is a metadata key: the
+                                           messages about it end so */
 } sl__jp;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -1767,8 +1768,8 @@ static safeload_result sl__jfail(sl__jp *j, const unsigned char *at, const char 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return sl__fail(j->err, SAFELOAD_INVALID_JSON, j->path, off, j->cur, j->cur_len, "%s%s%s",
-                    msg, j->cur && j->cur_in ? " in " : "", j->cur && j->cur_in ? j->cur_in : "");
+    return sl__fail(j->err, SAFELOAD_INVALID_JSON, j->path, off, j->cur, j->cur_len, "%s%s", msg,
+                    j->cur && j->cur_in ? j->cur_in : "");
 }
 
 /* What a byte we did not expect is, for messages. */
@@ -1851,8 +1852,8 @@ SL__INLINE unsigned sl__utf8_seq(const unsigned char *p, const unsigned char *en
 static safeload_result sl__jutf8_fail(sl__jp *j, const unsigned char *at) {
     uint64_t off = 8 + (uint64_t)(at - j->start);
     return sl__fail(j->err, SAFELOAD_INVALID_UTF8, j->path, off, j->cur, j->cur_len,
-                    "invalid UTF-8 sequence at byte %llu%s%s", (sl__ull)off,
-                    j->cur && j->cur_in ? " in " : "", j->cur && j->cur_in ? j->cur_in : "");
+                    "invalid UTF-8 sequence at byte %llu%s", (sl__ull)off,
+                    j->cur && j->cur_in ? j->cur_in : "");
 }
 
 /* j->p is just after an opening quote. Decodes in place, NUL-terminates, leaves j->p after the
@@ -2479,7 +2480,7 @@ static safeload_result sl__jmetadata(sl__jp *j, unsigned char *kp) {
         if ((r = sl__jstring(j, &k, &kl, &nul)) != SAFELOAD_OK) return r;
         j->cur = k;                     /* errors from here to the value's end name this key */
         j->cur_len = kl;
-        j->cur_in = "__metadata__";
+        j->cur_in = " in __metadata__";
         p = j->p;
         SL__WS(p);
         if (*p != ':') return sl__junexpected(j, p, "`:`");
@@ -2764,7 +2765,7 @@ static safeload_result sl__index_pairs(sl__jp *j, sl__index *ix, int is_map) {
         if (is_map && nul) return sl__jfail(j, kp, "tensor name contains \\u0000");
         j->cur = k;                     /* errors in the value name the tensor or key */
         j->cur_len = kl;
-        j->cur_in = is_map ? NULL : "the index's metadata";
+        j->cur_in = is_map ? NULL : " in the index's metadata";
         nul = 0;
         p = j->p;
         SL__WS(p);

@@ -157,6 +157,11 @@ static int same_file(const safeload_error *e, const char *path) {
     return 1;
 }
 
+static int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
 /* A file we can read, not a directory: asked only where a cut path cannot tell them apart. */
 static int readable_file(const char *p) {
     FILE *fp = fopen(p, "rb");
@@ -177,7 +182,7 @@ static int surely_path(const safeload_error *e, const char *path) {
     size_t n = strlen(path);
     if (!same_file(e, path)) return 0;
     if (n < sizeof e->file) return 1;
-    return n >= 12 && strcmp(path + n - 12, ".safetensors") == 0 &&
+    return ends_with(path, ".safetensors") &&
            (e->code == SAFELOAD_IO_ERROR || readable_file(path));
 }
 
@@ -237,11 +242,6 @@ static const char *warn_tensor(const safeload_error *w, const safeload_file *sha
     }
     *len = strlen(w->tensor);
     return w->tensor;
-}
-
-static int ends_with(const char *s, const char *tail) {
-    size_t n = strlen(s), t = strlen(tail);
-    return n >= t && strcmp(s + n - t, tail) == 0;
 }
 
 /* Does e->tensor hold a metadata key? The library says so in the message, in words its
@@ -637,7 +637,6 @@ static int cmd_sample(int argc, char **argv) {
     putchar('\n');
     return 0;
 }
-
 
 /* ---- load ---- */
 
