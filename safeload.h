@@ -676,6 +676,8 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #  define SL__TARGET(t) __attribute__((target(t)))
 #  define SL__PREFETCH(p) __builtin_prefetch(p)
 #  define SL__MAYBE_UNUSED __attribute__((unused))
+/* Makes p's alignment unknown to the optimiser (see the SIMD loops' tail). */
+#  define SL__HIDE_ALIGN(p) __asm__("" : "+r"(p))
 #elif defined(_MSC_VER)
 #  define SL__INLINE static __inline
 #  define SL__FORCEINLINE static __forceinline
@@ -685,6 +687,7 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #  define SL__TARGET(t) /* MSVC compiles any intrinsic anywhere */
 #  define SL__PREFETCH(p) ((void)(p))
 #  define SL__MAYBE_UNUSED
+#  define SL__HIDE_ALIGN(p) ((void)0)
 #else
 #  define SL__INLINE static
 #  define SL__FORCEINLINE static
@@ -694,6 +697,7 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #  define SL__TARGET(t)
 #  define SL__PREFETCH(p) ((void)(p))
 #  define SL__MAYBE_UNUSED
+#  define SL__HIDE_ALIGN(p) ((void)0)
 #endif
 
 /* The worker pool needs atomics; without gcc/clang builtins or MSVC intrinsics, loads run on
@@ -3698,7 +3702,10 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
    A block function BLK(d, s, nt) converts N elements: it loads with unaligned loads and stores
    whole vectors, with aligned non-temporal stores when nt is 1. SL__GEN_LOOP makes
    NAME(dst, src, n): full blocks, then the tail through small stack buffers (same block code,
-   so the tail's bits are the body's). SL__GEN_NT makes NAME_nt: a head with regular stores up
+   so the tail's bits are the body's). The buffers' addresses are hidden from the optimiser:
+   gcc turns unaligned vector accesses to a 64-byte-aligned local into aligned ones, and under
+   AddressSanitizer's fake stack (detect_stack_use_after_return) that local is only 32-byte
+   aligned, so the AVX-512 kernels faulted there. SL__GEN_NT makes NAME_nt: a head with regular stores up
    to a 64-byte-aligned dst, NT blocks, an sfence, and the tail again with regular stores; when dst
    cannot be aligned (dst not a multiple of the element size) it falls back to NAME. The _run
    bodies are noinline so the compiler cannot move FP work across the MXCSR/FPCR switch. */
@@ -3708,10 +3715,12 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
         size_t i = 0;                                                                          \
         for (; i + (N) <= n; i += (N)) BLK(d + i * (DSZ), s + i * (SSZ), 0);                   \
         if (i < n) {                                                                           \
-            unsigned char ts[(N) * (SSZ)], td[(N) * (DSZ)];                                    \
+            unsigned char ts[(N) * (SSZ)], td[(N) * (DSZ)], *tsp = ts, *tdp = td;              \
             memset(ts, 0, sizeof ts);                                                          \
             memcpy(ts, s + i * (SSZ), (n - i) * (SSZ));                                        \
-            BLK(td, ts, 0);                                                                    \
+            SL__HIDE_ALIGN(tsp);                                                               \
+            SL__HIDE_ALIGN(tdp);                                                               \
+            BLK(tdp, tsp, 0);                                                                  \
             memcpy(d + i * (DSZ), td, (n - i) * (DSZ));                                        \
         }                                                                                      \
     }                                                                                          \
