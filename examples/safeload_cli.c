@@ -3,7 +3,9 @@
      safeload inspect PATH [--json]     tensors (name, dtype, shape, size, offset) and metadata
      safeload verify PATH               validate; exit 0 ok, 1 invalid, 2 usage or I/O error
      safeload load PATH [options]       load every tensor into memory, report GB/s
-     safeload keys PATH --expect FILE   names missing from / unexpected in the checkpoint
+     safeload keys PATH --expect FILE   names missing from / unexpected in the checkpoint;
+                                        exit 0 same names, 1 they differ, 2 no answer (usage,
+                                        I/O, an invalid checkpoint)
      safeload sample OUT                write a small built-in checkpoint (for `make demo`)
 
    PATH is a .safetensors file, a model.safetensors.index.json, or a directory holding one. */
@@ -847,7 +849,7 @@ static int cmd_keys(int argc, char **argv) {
         safeload_model_close(m);                /* NULL when the open failed */
         free(list);
         free(buf);
-        return is_io(e.code) ? 2 : 1;
+        return 2;                               /* no answer, as with diff: not "they differ" */
     }
     print_warnings(path, m);
     for (k = 0; k < rep.missing_count; k++) {

@@ -161,6 +161,7 @@ run $RUNNER "$CLI" inspect "$T/sm.safetensors"; check "inspect names the tensor"
 run $RUNNER "$CLI" load "$T/sm.safetensors"; check "load names the tensor" "$want" "$(err)"
 printf 'z\n' > "$T/z.names"
 run $RUNNER "$CLI" keys "$T/sm.safetensors" --expect "$T/z.names"; check "keys names the tensor" "$want" "$(err)"
+check "keys on an invalid checkpoint exits 2 (no answer), not 1 (names differ)" 2 "$rc"
 mk "$T/dupmeta.safetensors" '{"__metadata__":{"k":"a","k":"b"},"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}' x
 run $RUNNER "$CLI" verify "$T/dupmeta.safetensors"
 case "$out" in "error: $T/dupmeta.safetensors: DUPLICATE_KEY: "*" [metadata key k] (byte 33)") ;; *) echo "FAIL: verify metadata key: $out"; fail=1;; esac
