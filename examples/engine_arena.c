@@ -10,6 +10,7 @@
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,26 @@ static int on_progress(void *user, uint64_t done, uint64_t total) {
     return 0;                                   /* non-zero would cancel the load */
 }
 
+/* Names, paths and messages come from the file: print them with control bytes and non-ASCII
+   escaped, so a hostile checkpoint cannot drive the terminal. */
+static void put_text(FILE *o, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f && c != '\\') fputc(c, o);
+        else fprintf(o, "\\x%02X", c);
+    }
+}
+static void put_error(const char *what, const safeload_error *e) {
+    fprintf(stderr, "error: %s: ", what);
+    put_text(stderr, e->file[0] ? e->file : "-");
+    fprintf(stderr, ": %s: ", safeload_result_id(e->code));
+    put_text(stderr, e->message);
+    if (e->tensor[0]) { fputs(" [", stderr); put_text(stderr, e->tensor); fputc(']', stderr); }
+    if (e->offset != SAFELOAD_NO_OFFSET)
+        fprintf(stderr, " (byte %llu)", (unsigned long long)e->offset);
+    fputc('\n', stderr);
+}
+
 /* A demo checkpoint: the engine's parameters minus one, plus one it does not know. */
 static int write_demo(const char *path) {
     static uint16_t emb[256 * 64], wq[64 * 64], wk[64 * 64], w1[128 * 64];
@@ -61,7 +82,7 @@ static int write_demo(const char *path) {
     t[3].name = "layers.0.feed_forward.w1.weight"; t[3].dtype = SAFELOAD_BF16; t[3].rank = 2; t[3].shape = s_w1; t[3].data = w1; t[3].nbytes = sizeof w1;
     t[4].name = "norm.weight"; t[4].dtype = SAFELOAD_F32; t[4].rank = 1; t[4].shape = s_n; t[4].data = norm; t[4].nbytes = sizeof norm;
     if (safeload_save(path, t, 5, NULL, &e) != SAFELOAD_OK) {
-        fprintf(stderr, "cannot write %s: %s\n", path, e.message);
+        put_error("cannot write the demo checkpoint", &e);
         return 0;
     }
     printf("wrote demo checkpoint %s (no output.weight, on purpose)\n", path);
@@ -70,25 +91,35 @@ static int write_demo(const char *path) {
 
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "build/engine_demo.safetensors";
-    safeload_model *m;
+    safeload_model *m = NULL;
     safeload_error e;
     safeload_key_report keys;
     safeload_request rq[N_PARAMS];
     safeload_load_desc d;
-    unsigned char *arena, *base;
+    unsigned char *arena, *base = NULL;
     uint64_t total = 0, off = 0;
     size_t i, n = 0;
+    int status = 1, have_keys = 0;
 
     if (argc < 2 && !write_demo(path)) return 1;
     if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK) {
-        fprintf(stderr, "error: %s: %s: %s\n", e.file, safeload_result_id(e.code), e.message);
+        put_error("open", &e);
         return 1;
     }
 
     /* 1. the key check: what the engine expects against what the file has */
-    safeload_model_check_keys(m, k_params, N_PARAMS, &keys, &e);
-    for (i = 0; i < keys.missing_count; i++) printf("  missing:    %s (engine keeps its default)\n", keys.missing[i]);
-    for (i = 0; i < keys.unexpected_count; i++) printf("  unexpected: %s (ignored)\n", keys.unexpected[i]);
+    if (safeload_model_check_keys(m, k_params, N_PARAMS, &keys, &e) != SAFELOAD_OK) {
+        put_error("key check", &e);
+        goto done;
+    }
+    have_keys = 1;
+    for (i = 0; i < keys.missing_count; i++)
+        printf("  missing:    %s (engine keeps its default)\n", keys.missing[i]);
+    for (i = 0; i < keys.unexpected_count; i++) {
+        printf("  unexpected: ");
+        put_text(stdout, keys.unexpected[i]);
+        printf(" (ignored)\n");
+    }
 
     /* 2. the layout: one slot per present parameter, floats widened to F32, 64-byte aligned */
     memset(rq, 0, sizeof rq);
@@ -100,34 +131,46 @@ int main(int argc, char **argv) {
         r = &rq[n++];
         r->name = k_params[i];
         r->dtype = safeload_can_convert(SAFELOAD_F32, t->dtype) ? SAFELOAD_F32 : t->dtype;
-        bytes = t->numel * safeload_dtype_size(r->dtype);
+        bytes = t->numel * safeload_dtype_size(r->dtype);  /* the header's sizes are checked */
+        if (bytes > SIZE_MAX - 64 - off) {
+            fprintf(stderr, "error: %s does not fit in this address space\n", k_params[i]);
+            goto done;
+        }
         r->dst = (void *)(uintptr_t)off;           /* an offset until the arena exists */
         r->dst_size = bytes;
         off = (off + bytes + 63) / 64 * 64;
     }
     total = off;
-    base = (unsigned char *)engine_alloc((size_t)total);
-    if (!base) return 1;
+    if (total > SIZE_MAX - 64 || !(base = (unsigned char *)engine_alloc((size_t)total))) {
+        fprintf(stderr, "error: no memory for a %llu-byte arena\n", (unsigned long long)total);
+        goto done;
+    }
     arena = (unsigned char *)(((uintptr_t)base + 63) & ~(uintptr_t)63);
     for (i = 0; i < n; i++) rq[i].dst = arena + (uintptr_t)rq[i].dst;
 
-    /* 3. the load, straight into the engine's memory */
+    /* 3. the load, straight into the engine's memory; on failure nothing in it is valid */
     memset(&d, 0, sizeof d);
     d.progress = on_progress;
     d.progress_interval = 16 * 1024;
     if (safeload_load(m, rq, n, &d, NULL, &e) != SAFELOAD_OK) {
-        fprintf(stderr, "error: %s: %s: %s [%s]\n", e.file, safeload_result_id(e.code), e.message, e.tensor);
-        return 1;
+        put_error("load", &e);
+        goto done;
     }
     for (i = 0; i < n; i++)
         printf("  %-34s %-5s %7llu bytes at arena+%llu\n", rq[i].name,
                safeload_dtype_name(rq[i].dtype), (unsigned long long)rq[i].nbytes,
                (unsigned long long)((unsigned char *)rq[i].data - arena));
-    printf("engine arena: %llu bytes, %llu tensors bound, first value of norm.weight = %g\n",
-           (unsigned long long)total, (unsigned long long)n,
-           (double)((const float *)rq[n - 1].data)[0]);
-    safeload_key_report_free(&keys);
+    printf("engine arena: %llu bytes, %llu tensors bound", (unsigned long long)total,
+           (unsigned long long)n);
+    for (i = 0; i < n; i++)
+        if (strcmp(rq[i].name, "norm.weight") == 0 && rq[i].dtype == SAFELOAD_F32 &&
+            rq[i].nbytes >= sizeof(float))
+            printf(", first value of norm.weight = %g", (double)((const float *)rq[i].data)[0]);
+    printf("\n");
+    status = 0;
+done:
+    if (have_keys) safeload_key_report_free(&keys);
     safeload_model_close(m);
     free(base);
-    return 0;
+    return status;
 }
