@@ -118,6 +118,25 @@ int safeload_ascend_sync(void *user) {
     return 0;
 }
 
+/* Names and messages come from the file: printed with control bytes and non-ASCII escaped. */
+static void put_text(FILE *o, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f && c != '\\') fputc(c, o);
+        else fprintf(o, "\\x%02X", c);
+    }
+}
+static void put_error(const safeload_error *e) {
+    fputs("error: ", stderr);
+    put_text(stderr, e->file[0] ? e->file : "-");
+    fprintf(stderr, ": %s: ", safeload_result_id(e->code));
+    put_text(stderr, e->message);
+    if (e->tensor[0]) { fputs(" [", stderr); put_text(stderr, e->tensor); fputc(']', stderr); }
+    if (e->offset != SAFELOAD_NO_OFFSET)
+        fprintf(stderr, " (byte %llu)", (unsigned long long)e->offset);
+    fputc('\n', stderr);
+}
+
 int main(int argc, char **argv) {
     safeload_model *m;
     safeload_request *rq;
@@ -137,11 +156,17 @@ int main(int argc, char **argv) {
         acl_fail(aclrtCreateContext(&g_acl.ctx, g_acl.device), "aclrtCreateContext"))
         return 2;
     if (safeload_model_open(&m, argv[1], NULL, &e) != SAFELOAD_OK) {
-        fprintf(stderr, "error: %s: %s: %s\n", e.file, safeload_result_id(e.code), e.message);
-        return 1;
+        put_error(&e);
+        rc = 1;
+        goto shut;
     }
     n = safeload_model_tensor_count(m);
     rq = (safeload_request *)calloc(n + 1, sizeof *rq);
+    if (!rq) {
+        fprintf(stderr, "ascend_upload: out of memory\n");
+        rc = 2;
+        goto done;
+    }
     for (i = 0; i < n; i++) {
         rq[i].name = safeload_model_tensor_at(m, i, NULL)->name;
         rq[i].device = 1;
@@ -151,8 +176,7 @@ int main(int argc, char **argv) {
     d.upload_align = 64;
     d.stats = &st;
     if (safeload_load(m, rq, n, &d, &arena, &e) != SAFELOAD_OK) {
-        fprintf(stderr, "error: %s: %s: %s [%s]\n", e.file, safeload_result_id(e.code), e.message,
-                e.tensor);
+        put_error(&e);
         rc = 1;
     } else {
         printf("uploaded %llu tensors, %llu bytes (%d threads, %.0f MiB pinned)\n",
@@ -160,8 +184,10 @@ int main(int argc, char **argv) {
                (double)st.pinned_bytes / 1048576.0);
     }
     safeload_arena_free(arena);                 /* aclrtFree through device_free */
+done:
     free(rq);
     safeload_model_close(m);
+shut:
     aclrtDestroyContext(g_acl.ctx);
     aclrtResetDevice(g_acl.device);
     aclFinalize();

@@ -177,6 +177,25 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h) {
     return h;
 }
 
+/* Names and messages come from the file: printed with control bytes and non-ASCII escaped. */
+static void put_text(FILE *o, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f && c != '\\') fputc(c, o);
+        else fprintf(o, "\\x%02X", c);
+    }
+}
+static void put_error(const safeload_error *e) {
+    fputs("error: ", stderr);
+    put_text(stderr, e->file[0] ? e->file : "-");
+    fprintf(stderr, ": %s: ", safeload_result_id(e->code));
+    put_text(stderr, e->message);
+    if (e->tensor[0]) { fputs(" [", stderr); put_text(stderr, e->tensor); fputc(']', stderr); }
+    if (e->offset != SAFELOAD_NO_OFFSET)
+        fprintf(stderr, " (byte %llu)", (unsigned long long)e->offset);
+    fputc('\n', stderr);
+}
+
 int main(int argc, char **argv) {
     const char *path = NULL;
     safeload_dtype dtype = SAFELOAD_DTYPE_NONE;
@@ -209,11 +228,16 @@ int main(int argc, char **argv) {
     }
     if (cuda_fail(cudaSetDevice(0), "cudaSetDevice")) return 2;
     if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK) {
-        fprintf(stderr, "error: %s: %s: %s\n", e.file, safeload_result_id(e.code), e.message);
+        put_error(&e);
         return 1;
     }
     n = safeload_model_tensor_count(m);
     rq = (safeload_request *)calloc(n + 1, sizeof *rq);
+    if (!rq) {
+        fprintf(stderr, "cuda_upload: out of memory\n");
+        safeload_model_close(m);
+        return 2;
+    }
     for (i = 0; i < n; i++) {
         const safeload_tensor *t = safeload_model_tensor_at(m, i, NULL);
         rq[i].name = t->name;
@@ -228,8 +252,8 @@ int main(int argc, char **argv) {
         if (arena) { safeload_arena_free(arena); arena = NULL; }
         t0 = now_seconds();
         if (safeload_load(m, rq, n, &d, &arena, &e) != SAFELOAD_OK) {
-            fprintf(stderr, "error: %s: %s: %s [%s]\n", e.file, safeload_result_id(e.code),
-                    e.message, e.tensor);
+            put_error(&e);                            /* nothing stays on the GPU */
+            free(rq);
             safeload_model_close(m);
             return 1;
         }
@@ -257,18 +281,27 @@ int main(int argc, char **argv) {
         /* the same tensors through a host load, compared with a copy back from the GPU */
         safeload_loaded *host;
         uint64_t hd = 0xcbf29ce484222325ULL, hh = 0xcbf29ce484222325ULL;
-        if (safeload_load_all(m, dtype, NULL, &host, &e) != SAFELOAD_OK) return 1;
-        for (i = 0; i < n; i++) {
-            void *back = malloc(rq[i].nbytes + 1);
-            cudaMemcpy(back, rq[i].data, rq[i].nbytes, cudaMemcpyDeviceToHost);
-            hd = fnv1a(back, (size_t)rq[i].nbytes, hd);
-            hh = fnv1a(host->tensors[i].data, (size_t)host->tensors[i].nbytes, hh);
-            free(back);
+        if (safeload_load_all(m, dtype, NULL, &host, &e) != SAFELOAD_OK) {
+            put_error(&e);
+            rc = 1;
+        } else {
+            for (i = 0; i < n && rc == 0; i++) {
+                void *back = malloc((size_t)rq[i].nbytes + 1);
+                if (!back) { fprintf(stderr, "cuda_upload: out of memory\n"); rc = 2; break; }
+                if (cuda_fail(cudaMemcpy(back, rq[i].data, (size_t)rq[i].nbytes,
+                                         cudaMemcpyDeviceToHost), "cudaMemcpy"))
+                    rc = 2;
+                hd = fnv1a(back, (size_t)rq[i].nbytes, hd);
+                hh = fnv1a(host->tensors[i].data, (size_t)host->tensors[i].nbytes, hh);
+                free(back);
+            }
+            if (rc == 0) {
+                printf("verify: device %016llx host %016llx: %s\n", (unsigned long long)hd,
+                       (unsigned long long)hh, hd == hh ? "match" : "MISMATCH");
+                rc = hd != hh;
+            }
+            safeload_loaded_free(host);
         }
-        printf("verify: device %016llx host %016llx: %s\n", (unsigned long long)hd,
-               (unsigned long long)hh, hd == hh ? "match" : "MISMATCH");
-        rc = hd != hh;
-        safeload_loaded_free(host);
     }
     safeload_arena_free(arena);                       /* cudaFree through device_free */
     free(rq);
