@@ -177,20 +177,12 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h) {
     return h;
 }
 
-/* Names and messages come from the file: printed with control bytes and non-ASCII escaped. */
-static void put_text(FILE *o, const char *s) {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c < 0x7f && c != '\\') fputc(c, o);
-        else fprintf(o, "\\x%02X", c);
-    }
-}
+/* safeload_error's strings are safe to print as they are (the library replaces control and
+   invalid bytes); the offset is SAFELOAD_NO_OFFSET when no byte is to blame. */
 static void put_error(const safeload_error *e) {
-    fputs("error: ", stderr);
-    put_text(stderr, e->file[0] ? e->file : "-");
-    fprintf(stderr, ": %s: ", safeload_result_id(e->code));
-    put_text(stderr, e->message);
-    if (e->tensor[0]) { fputs(" [", stderr); put_text(stderr, e->tensor); fputc(']', stderr); }
+    fprintf(stderr, "error: %s: %s: %s", e->file[0] ? e->file : "-", safeload_result_id(e->code),
+            e->message);
+    if (e->tensor[0]) fprintf(stderr, " [%s]", e->tensor);
     if (e->offset != SAFELOAD_NO_OFFSET)
         fprintf(stderr, " (byte %llu)", (unsigned long long)e->offset);
     fputc('\n', stderr);

@@ -43,8 +43,8 @@ static int on_progress(void *user, uint64_t done, uint64_t total) {
     return 0;                                   /* non-zero would cancel the load */
 }
 
-/* Names, paths and messages come from the file: print them with control bytes and non-ASCII
-   escaped, so a hostile checkpoint cannot drive the terminal. */
+/* Tensor names come from the file: printed with control bytes and non-ASCII escaped, so a
+   hostile checkpoint cannot drive the terminal. */
 static void put_text(FILE *o, const char *s) {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -52,12 +52,12 @@ static void put_text(FILE *o, const char *s) {
         else fprintf(o, "\\x%02X", c);
     }
 }
+/* safeload_error's strings are safe to print as they are (the library replaces control and
+   invalid bytes); the offset is SAFELOAD_NO_OFFSET when no byte is to blame. */
 static void put_error(const char *what, const safeload_error *e) {
-    fprintf(stderr, "error: %s: ", what);
-    put_text(stderr, e->file[0] ? e->file : "-");
-    fprintf(stderr, ": %s: ", safeload_result_id(e->code));
-    put_text(stderr, e->message);
-    if (e->tensor[0]) { fputs(" [", stderr); put_text(stderr, e->tensor); fputc(']', stderr); }
+    fprintf(stderr, "error: %s: %s: %s: %s", what, e->file[0] ? e->file : "-",
+            safeload_result_id(e->code), e->message);
+    if (e->tensor[0]) fprintf(stderr, " [%s]", e->tensor);
     if (e->offset != SAFELOAD_NO_OFFSET)
         fprintf(stderr, " (byte %llu)", (unsigned long long)e->offset);
     fputc('\n', stderr);
