@@ -168,8 +168,8 @@ typedef enum safeload_result {
 
 /* Filled in by every call that takes one (may be NULL). Fixed-size so that reporting an error
    can never fail: long strings are cut ("..." at a UTF-8 boundary), and control characters
-   (NUL, C0, DEL, C1) and bytes that are not valid UTF-8 become '?' (one per byte), so the text
-   is safe to print as it is; it is for people to read, not keys to look up. A call that fails
+   (NUL, C0, DEL, C1), bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9) and bytes
+   that are not valid UTF-8 become '?' (one per byte), so the text is safe to print as it is; it is for people to read, not keys to look up. A call that fails
    has set every out-pointer it was given to NULL (and sizes to 0), whatever the failure, so
    cleanup code can free them blindly. */
 typedef struct safeload_error {
@@ -782,16 +782,28 @@ static int sl__allocator_ok(const safeload_allocator *a) {
 static size_t sl__utf8_valid_up_to(const unsigned char *s, size_t n);
 
 /* Error text is printed as it is by callers, and names come from the file: every control
-   character (C0 and NUL, DEL, C1 such as CSI) and every byte that is not part of valid UTF-8
-   becomes '?', byte for byte, so the text keeps its length and is safe on a terminal. */
+   character (C0 and NUL, DEL, C1 such as CSI), every bidirectional control (the marks U+061C,
+   U+200E, U+200F, the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069:
+   they reorder what a terminal shows, so one name could read as another) and every byte that
+   is not part of valid UTF-8 becomes '?', byte for byte, so the text keeps its length and is
+   safe on a terminal. */
 static void sl__err_clean(char *s, size_t n) {
     size_t i = 0, k, v;
     while (i < n) {
         v = sl__utf8_valid_up_to((const unsigned char *)s + i, n - i);
         for (k = i; k < i + v; k++) {
-            unsigned char c = (unsigned char)s[k];
+            unsigned char c = (unsigned char)s[k], c1 = k + 1 < i + v ? (unsigned char)s[k + 1] : 0;
+            unsigned char c2 = k + 2 < i + v ? (unsigned char)s[k + 2] : 0;
             if (c < 0x20 || c == 0x7F) s[k] = '?';
-            else if (c == 0xC2 && (unsigned char)s[k + 1] <= 0x9F) { s[k] = s[k + 1] = '?'; k++; }
+            else if ((c == 0xC2 && c1 <= 0x9F) || (c == 0xD8 && c1 == 0x9C)) {
+                s[k] = s[k + 1] = '?';
+                k++;
+            } else if (c == 0xE2 && ((c1 == 0x80 && (c2 == 0x8E || c2 == 0x8F ||
+                                                     (c2 >= 0xAA && c2 <= 0xAE))) ||
+                                     (c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9))) {
+                s[k] = s[k + 1] = s[k + 2] = '?';
+                k += 2;
+            }
         }
         i += v;
         if (i < n) s[i++] = '?';

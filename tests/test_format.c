@@ -934,6 +934,11 @@ static void test_messages(void) {
     CHECK(open_hdr("{\"a\\u0001\\u001b\\u007f\\u0085\\u009bb\":{\"dtype\":\"F32\",\"shape\":[2],"
                    "\"data_offsets\":[0,4]}}", &e) == SAFELOAD_SIZE_MISMATCH);
     CHECK_MSG(strcmp(e.tensor, "a???????b") == 0, "%s", e.tensor);
+    /* bidirectional controls (they reorder what a terminal shows) likewise, byte for byte;
+       other non-ASCII text stays */
+    CHECK(open_hdr("{\"\\u202eab\\u2066c\\u200f\\u061c\\u00e9\\u202a\\u2069\\u2065\\u202f\":{\"dtype\":"
+                   "\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", &e) == SAFELOAD_SIZE_MISMATCH);
+    CHECK_MSG(strcmp(e.tensor, "???ab???c?????\xc3\xa9??????\xe2\x81\xa5\xe2\x80\xaf") == 0, "%s", e.tensor);
     CHECK(open_hdr("{\"a\":{\"dtype\":\"U8\\u009b\\u007f\",\"shape\":[],\"data_offsets\":[0,0]}}", &e)
           == SAFELOAD_INVALID_JSON);
     {
