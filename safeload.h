@@ -1339,7 +1339,7 @@ static int sl__os_list_dir(const char *dir, const safeload_allocator *a,
 #endif
 }
 
-/* ---- 1d. threads and atomics ---- */
+/* ---- 1c. threads and atomics ---- */
 
 #if defined(SL__GNUC)
 #  define sl__atomic_load(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -1412,7 +1412,7 @@ SL__MAYBE_UNUSED static sl__tid sl__tid_self(void) { return pthread_self(); }
 SL__MAYBE_UNUSED static int sl__tid_eq(sl__tid a, sl__tid b) { return pthread_equal(a, b); }
 #endif
 
-/* ---- 1c. CPU features (used by the cast kernels' dispatch) ---- */
+/* ---- 1d. CPU features (used by the cast kernels' dispatch) ---- */
 
 /* Feature word: which cast paths this CPU and OS can run, plus the SAFELOAD_SIMD override.
      bits 0..5   SL__CPU_* flags below
