@@ -284,7 +284,9 @@ SAFELOAD_API safeload_result safeload_read(const safeload_file *file,
 
 /* Zero-copy view of a tensor in a read-only mapping of the file (memory sources: a pointer into
    the caller's buffer). *alignment receives the largest power of two (up to 4096) that divides
-   the address. The pointer stays valid until safeload_close. Not for reader sources. */
+   the address. The pointer stays valid until safeload_close. Not for reader sources. A file
+   that has shrunk since it was opened so that the tensor's bytes are gone gives
+   UNEXPECTED_EOF (touching them would be a SIGBUS); one cut after the call can still fault. */
 SAFELOAD_API safeload_result safeload_view(safeload_file *file, const safeload_tensor *tensor,
                                            const void **data, size_t *alignment,
                                            safeload_error *err);
@@ -3397,6 +3399,7 @@ static int sl__owns(const safeload_file *f, const safeload_tensor *t) {
 
 SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_tensor *t,
                                       void *dst, size_t dst_size, safeload_error *err) {
+    safeload_result r;
     sl__clear_error(err);
     if (!sl__owns(f, t) || (!dst && t->nbytes))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f ? f->path : "", SAFELOAD_NO_OFFSET,
@@ -3414,7 +3417,10 @@ SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_ten
             return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f->path, t->file_offset, t->name,
                             t->name_len, "dst overlaps the tensor's bytes in the memory source");
     }
-    return sl__source_read(&f->src, f->path, t->file_offset, dst, (size_t)t->nbytes, err, NULL);
+    r = sl__source_read(&f->src, f->path, t->file_offset, dst, (size_t)t->nbytes, err, NULL);
+    if (r != SAFELOAD_OK && err)                       /* the read names no tensor; this does */
+        sl__copy_trunc(err->tensor, sizeof err->tensor, t->name, t->name_len);
+    return r;
 }
 
 /* The mapping is created once, under the file's lock, and lives until close. */
@@ -3462,6 +3468,21 @@ SL__DEF safeload_result safeload_view(safeload_file *f, const safeload_tensor *t
                         "cannot map the file (%llu bytes) to view the tensor%s",
                         (sl__ull)f->src.size, sizeof(void *) < 8 ? "; safeload_read or a "
                         "load reads it without a mapping" : "");
+    if (f->src.kind == SL__SRC_FILE && t->nbytes) {
+        /* pages past the end of a file that shrank since it was opened fault when touched
+           (SIGBUS): refuse a view of bytes that are gone. One cut after this returns can still
+           fault, which no mapping can prevent. */
+        uint64_t now, end = t->file_offset + t->nbytes;
+        int e = sl__os_size(f->src.fd, &now);
+        if (e != 0)
+            return sl__fail(err, SAFELOAD_IO_ERROR, f->path, t->file_offset, t->name,
+                            t->name_len, "cannot read the file's size (error %d)", e);
+        if (now < end)
+            return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, f->path,
+                            now > t->file_offset ? now : t->file_offset, t->name, t->name_len,
+                            "the file has shrunk to %llu bytes since it was opened, and the "
+                            "tensor's bytes end at %llu", (sl__ull)now, (sl__ull)end);
+    }
     base = f->src.kind == SL__SRC_MEMORY ? f->src.mem : f->map;
     *data = base ? base + t->file_offset : NULL;
     addr = (uintptr_t)*data;

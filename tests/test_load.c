@@ -1793,6 +1793,21 @@ static void test_mixed_run(void) {
                           only_c, (unsigned long long)e.offset, (unsigned long long)cut);
             }
         }
+        {   /* safeload_read names the tensor too; a view of bytes that are gone is refused
+               (touching them would be a SIGBUS), one of bytes still there is not */
+            const void *v = win;
+            size_t al = 7;
+            CHECK(safeload_read(f, safeload_find(f, "c"), win, 8192, &e) == SAFELOAD_UNEXPECTED_EOF);
+            CHECK_STR(e.tensor, "c");
+            CHECK_MSG(e.offset == cut, "read: offset %llu", (unsigned long long)e.offset);
+            CHECK(safeload_view(f, safeload_find(f, "c"), &v, &al, &e) == SAFELOAD_UNEXPECTED_EOF);
+            CHECK(v == NULL && al == 0);
+            CHECK_STR(e.tensor, "c");
+            CHECK_MSG(e.offset == cut, "view: offset %llu", (unsigned long long)e.offset);
+            CHECK(strstr(e.message, "shrunk") != NULL);
+            CHECK(safeload_view(f, safeload_find(f, "b"), &v, &al, &e) == SAFELOAD_OK);
+            CHECK(v != NULL && memcmp(v, img + ds + 64, 4096) == 0);
+        }
         CHECK(truncate(p, (off_t)(ds + 4000)) == 0);     /* now inside b */
         for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
             safeload_request q;
@@ -1805,6 +1820,18 @@ static void test_mixed_run(void) {
             CHECK_STR(e.tensor, "c");
             CHECK_MSG(e.offset == ds + 4160, "io %d: offset %llu", io,
                       (unsigned long long)e.offset);
+        }
+        {   /* b is cut inside (the first byte gone is the new end); c starts past it */
+            const void *v;
+            size_t al;
+            CHECK(safeload_view(f, safeload_find(f, "b"), &v, &al, &e) == SAFELOAD_UNEXPECTED_EOF);
+            CHECK_STR(e.tensor, "b");
+            CHECK(e.offset == ds + 4000);
+            CHECK(safeload_view(f, safeload_find(f, "c"), &v, &al, &e) == SAFELOAD_UNEXPECTED_EOF);
+            CHECK_STR(e.tensor, "c");
+            CHECK(e.offset == ds + 4160);
+            CHECK(safeload_view(f, safeload_find(f, "a"), &v, &al, &e) == SAFELOAD_OK);
+            CHECK(v != NULL && memcmp(v, img + ds, 64) == 0);
         }
         safeload_close(f);
     }
