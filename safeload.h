@@ -1088,6 +1088,7 @@ static const char *sl__os_why(int e, const char *dflt) {
     if (e == EACCES || e == EPERM) return "permission denied";
     if (e == EISDIR) return "is a directory";
     if (e == ESPIPE) return "a pipe or socket, not a file";
+    if (e == ENXIO) return "a socket or a device that is not there, not a file";
     if (e == ENODEV) return "a character device, not a file";
     if (e == ENOTDIR) return "a part of the path is not a directory";
     if (e == ENAMETOOLONG) return "name too long";

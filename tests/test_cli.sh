@@ -122,6 +122,12 @@ run $RUNNER "$CLI" sample "$T/fifo"; check "sample over a fifo exit" 2 "$rc"
 # a character device is not a (0-byte) checkpoint
 run $RUNNER "$CLI" verify /dev/zero; check "verify /dev/zero exit" 2 "$rc"
 check "verify /dev/zero" "error: /dev/zero: IO_ERROR: cannot open: a character device, not a file (error 19)" "$out"
+# a Unix socket (open() gives ENXIO) is refused with a message that says what it is
+if command -v python3 > /dev/null 2>&1 &&
+   python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$T/sock" 2>/dev/null; then
+  run $RUNNER "$CLI" verify "$T/sock"; check "verify socket exit" 2 "$rc"
+  check "verify socket" "error: $T/sock: IO_ERROR: cannot open: a socket or a device that is not there, not a file (error 6)" "$out"
+fi
 
 # an index with one shard and no metadata still prints the sharded JSON form
 mkdir "$T/one"; cp "$T/s.safetensors" "$T/one/m.safetensors"
