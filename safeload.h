@@ -1665,11 +1665,16 @@ static safeload_result sl__source_read(const sl__source *s, const char *path, ui
             return sl__fail(err, SAFELOAD_IO_ERROR, path, off, NULL, 0,
                             "read of %llu bytes at byte %llu failed (error %lld)",
                             (sl__ull)ask, (sl__ull)off, (long long)sl__err_code(r));
-        if (r == 0)
+        if (r == 0) {
+            /* off is the first byte missing; the file itself may end before it */
+            uint64_t now = off;
+            if (s->kind == SL__SRC_FILE && (sl__os_size(s->fd, &now) != 0 || now > off))
+                now = off;
             return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, path, off, NULL, 0,
                             "file ended at byte %llu, %llu byte%s short (it was %llu bytes "
-                            "when opened)", (sl__ull)off, (sl__ull)n, n == 1 ? "" : "s",
+                            "when opened)", (sl__ull)now, (sl__ull)n, n == 1 ? "" : "s",
                             (sl__ull)s->size);
+        }
         d += r; off += (uint64_t)r; n -= (size_t)r;
     }
     return SAFELOAD_OK;
@@ -6300,6 +6305,31 @@ static const safeload_tensor *sl__task_tensor(const sl__load *L, const sl__task 
     return L->user[L->segs[t->seg0].req].tensor;
 }
 
+/* A read of a task's shard found the end of the file at byte `at`: the file shrank since it
+   was opened. Which worker read past the end first must not change the report, so it names
+   the file's size now and, as the place, the first byte this load wanted at or past it (what
+   one thread, reading in order, meets first) and that byte's tensor. A reader source has no
+   size to ask for: its end is where the read found it. */
+static void sl__load_eof(sl__load *L, const sl__task *t, uint64_t at) {
+    const safeload_file *f = L->shards[t->shard];
+    const safeload_tensor *bt = NULL;
+    uint64_t now = at, best = at;
+    size_t i;
+    if (f->src.kind == SL__SRC_FILE && (sl__os_size(f->src.fd, &now) != 0 || now > at))
+        now = at;
+    for (i = 0; i < L->n_reqs; i++) {
+        const sl__rp *r = &L->reqs[i];
+        uint64_t b;
+        if (r->shard != t->shard || !r->src_len || r->src_off + r->src_len <= now) continue;
+        b = SL__MAX(r->src_off, now);
+        if (!bt || b < best) { best = b; bt = L->user[i].tensor; }
+    }
+    if (!bt) { best = at; bt = sl__task_tensor(L, t, at); }
+    sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, best, bt, NULL,
+                  "file ended at byte %llu (it was %llu bytes when opened)", (sl__ull)now,
+                  (sl__ull)f->src.size);
+}
+
 SL__INLINE int sl__is_direct(const sl__load *L, uint32_t shard) {
     return L->direct && L->direct[shard] != SL__NO_FILE;
 }
@@ -6377,10 +6407,7 @@ static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl
         }
     }
     if (lo + got < off + n) {                       /* the same report as a buffered read's */
-        uint64_t at = SL__MAX(lo + got, off);
-        sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, at, sl__task_tensor(L, t, at), NULL,
-                      "file ended at byte %llu (it was %llu bytes when opened)", (sl__ull)at,
-                      (sl__ull)L->shards[t->shard]->src.size);
+        sl__load_eof(L, t, SL__MAX(lo + got, off));
         return NULL;
     }
     w->bytes_read += n;
@@ -6425,9 +6452,7 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
     }
     if (rc == 0) { w->bytes_read += n; return 1; }
     if (rc < 0)
-        sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, at, sl__task_tensor(L, t, at), NULL,
-                      "file ended at byte %llu (it was %llu bytes when opened)", (sl__ull)at,
-                      (sl__ull)f->src.size);
+        sl__load_eof(L, t, at);
     else
         sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at), NULL,
                       "read at byte %llu failed (error %lld)", (sl__ull)at, (long long)rc);
@@ -6495,10 +6520,7 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
                 if (got < 0 && errno == EINTR) continue;
                 if (got <= 0) {
                     if (got == 0)
-                        sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, off,
-                                      sl__task_tensor(L, t, off), NULL, "file ended at byte "
-                                      "%llu (it was %llu bytes when opened)", (sl__ull)off,
-                                      (sl__ull)f->src.size);
+                        sl__load_eof(L, t, off);
                     else
                         sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, off,
                                       sl__task_tensor(L, t, off), NULL, "read at byte %llu "

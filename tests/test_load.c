@@ -1839,6 +1839,75 @@ static void test_mixed_run(void) {
     free(img);
 }
 
+/* A file cut after the open: the report (tensor, byte, message) is the same whatever the
+   thread count, I/O mode and chunk size, though with several threads any worker may be the
+   first to read past the end: the first byte the load wanted at or past the file's new size. */
+static void test_cut_deterministic(void) {
+    enum { NT = 8, EL = 16384 };                      /* 8 tensors of 64 KiB */
+    static float buf[NT][EL];
+    static unsigned char dst[NT][EL * 4];
+    uint64_t shape[1] = {EL}, ds, cuts[3];
+    safeload_save_tensor st[NT];
+    char names[NT][8], p[400], want_msg[200];
+    safeload_file *f;
+    safeload_error e;
+    int i, k, c;
+    memset(st, 0, sizeof st);
+    for (i = 0; i < NT; i++) {
+        for (k = 0; k < EL; k++) buf[i][k] = (float)(i * EL + k);
+        snprintf(names[i], sizeof names[i], "t%d", i);
+        st[i].name = names[i]; st[i].dtype = SAFELOAD_F32; st[i].rank = 1; st[i].shape = shape;
+        st[i].data = buf[i]; st[i].nbytes = sizeof buf[i];
+    }
+    tl_path(p, sizeof p, "cut_det.safetensors");
+    CHECK(safeload_save(p, st, NT, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
+    if (!f) return;
+    ds = safeload_data_offset(f);
+    safeload_close(f);
+    cuts[0] = ds + 2 * (uint64_t)EL * 4 + 1000;       /* inside t2 */
+    cuts[1] = ds - 10;                                /* inside the header: t0's first byte */
+    cuts[2] = ds + 4 * (uint64_t)EL * 4 + 7;          /* inside t4, which is not asked for */
+    for (c = 0; c < 3; c++) {
+        const char *want_t = c == 0 ? "t2" : c == 1 ? "t0" : "t5";
+        uint64_t want_off = c == 0 ? cuts[0] : c == 1 ? ds : ds + 5 * (uint64_t)EL * 4;
+        int io, th, cast;
+        CHECK(safeload_save(p, st, NT, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
+        if (!f) return;
+        CHECK(truncate(p, (off_t)cuts[c]) == 0);
+        snprintf(want_msg, sizeof want_msg, "file ended at byte %llu (it was %llu bytes when opened)",
+                 (unsigned long long)cuts[c], (unsigned long long)safeload_file_size(f));
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++)
+            for (th = 1; th <= 4; th++)
+                for (cast = 0; cast <= 1; cast++) {
+                    safeload_request q[NT];
+                    safeload_load_desc d;
+                    int n = 0;
+                    memset(q, 0, sizeof q);
+                    memset(&d, 0, sizeof d);
+                    for (i = 0; i < NT; i++) {
+                        if (c == 2 && i == 4) continue;
+                        q[n].name = names[i];
+                        q[n].dst = dst[i];
+                        q[n].dst_size = sizeof dst[i];
+                        if (cast) q[n].dtype = SAFELOAD_F16;
+                        n++;
+                    }
+                    d.threads = th;
+                    d.io = (safeload_io)io;
+                    d.chunk_size = 4096;
+                    CHECK(safeload_load_file(f, q, (size_t)n, &d, NULL, &e) == SAFELOAD_UNEXPECTED_EOF);
+                    CHECK_MSG(strcmp(e.tensor, want_t) == 0 && e.offset == want_off &&
+                              strcmp(e.message, want_msg) == 0,
+                              "cut %d io %d threads %d cast %d: [%s] (byte %llu) %s", c, io, th,
+                              cast, e.tensor, (unsigned long long)e.offset, e.message);
+                }
+        safeload_close(f);
+    }
+    remove(p);
+}
+
 static void test_changed_file(void) {
     static float one[50000], two[50000], out[50000];
     uint64_t shape[1] = {50000};
@@ -1983,6 +2052,7 @@ int main(void) {
     test_request_errors(&m, path);
     test_pool(&m, path);
     test_view(&m, path);
+    test_cut_deterministic();
     test_changed_file();
     test_mixed_run();
     {
