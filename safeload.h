@@ -490,7 +490,7 @@ typedef struct safeload_request {
     uint64_t row_end;           /*   whole tensor, else begin < end <= rows (else INVALID_SLICE) */
     int device;                 /* 0 = host memory, 1 = device memory through the hooks;
                                    anything else is INVALID_ARGUMENT */
-    /* outputs */
+    /* outputs: after a failure data is NULL and nbytes 0, and tensor and shard are as given */
     void *data;                 /* where the bytes are */
     uint64_t nbytes;            /* how many bytes were written there */
     const safeload_tensor *tensor;  /* also an input: set to this checkpoint's tensor (with */
@@ -6058,6 +6058,7 @@ SL__DEF safeload_result safeload_model_check_keys(const safeload_model *m,
 #define SL__MAX_SEGS 1024               /* segments per coalesced task (IOV_MAX on Linux) */
 
 typedef struct sl__rp {                 /* a resolved request */
+    const safeload_tensor *t;           /* written to the caller's request on success only */
     uint32_t shard;
     uint64_t src_off, src_len;          /* absolute file offset and source bytes */
     unsigned char *dst;                 /* host address, or device address when device */
@@ -6300,9 +6301,9 @@ static const safeload_tensor *sl__task_tensor(const sl__load *L, const sl__task 
     uint32_t k;
     for (k = 0; k < t->nseg; k++) {
         const sl__seg *s = &L->segs[t->seg0 + k];
-        if (off < t->off + s->task_pos + s->len) return L->user[s->req].tensor;
+        if (off < t->off + s->task_pos + s->len) return L->reqs[s->req].t;
     }
-    return L->user[L->segs[t->seg0].req].tensor;
+    return L->reqs[L->segs[t->seg0].req].t;
 }
 
 /* A read of a task's shard found the end of the file at byte `at`: the file shrank since it
@@ -6322,7 +6323,7 @@ static void sl__load_eof(sl__load *L, const sl__task *t, uint64_t at) {
         uint64_t b;
         if (r->shard != t->shard || !r->src_len || r->src_off + r->src_len <= now) continue;
         b = SL__MAX(r->src_off, now);
-        if (!bt || b < best) { best = b; bt = L->user[i].tensor; }
+        if (!bt || b < best) { best = b; bt = r->t; }
     }
     if (!bt) { best = at; bt = sl__task_tensor(L, t, at); }
     sl__load_fail(L, SAFELOAD_UNEXPECTED_EOF, t->shard, best, bt, NULL,
@@ -6969,8 +6970,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
             goto out;
         }
         sp = shards[shard]->path;
-        q->tensor = t;
-        q->shard = shard;
+        p->t = t;
         p->shard = (uint32_t)shard;
         dt = q->dtype == SAFELOAD_DTYPE_NONE ? t->dtype : q->dtype;
         p->ssize = p->dsize = 1;
@@ -7065,7 +7065,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
             sl__rp *p = &L.reqs[i];
             sl__cast_fn nt;
             if (!p->cast) continue;
-            nt = sl__cast_resolve(reqs[i].dtype, reqs[i].tensor->dtype, SAFELOAD_SIMD_AUTO, 1);
+            nt = sl__cast_resolve(reqs[i].dtype, p->t->dtype, SAFELOAD_SIMD_AUTO, 1);
             if (nt) p->cast = nt;
         }
     if ((need_host || need_dev) && !arena_out) {
@@ -7246,6 +7246,8 @@ out:
         for (i = 0; i < n; i++) {
             reqs[i].data = L.reqs[i].dst;
             reqs[i].nbytes = L.reqs[i].dst_len;
+            reqs[i].tensor = L.reqs[i].t;
+            reqs[i].shard = L.reqs[i].shard;
         }
         if (arena_out) *arena_out = arena;
         else safeload_arena_free(arena);

@@ -1465,6 +1465,28 @@ static void test_request_errors(const tl_model *m, const char *path) {
     rq.dst = small;
     rq.dst_size = sizeof small;
     CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_BUFFER_TOO_SMALL);
+    CHECK(rq.tensor == NULL && rq.shard == 0 && rq.data == NULL && rq.nbytes == 0);
+    {   /* a failed load leaves tensor and shard as given, in every request (the first here
+           resolved fine); a load that succeeds sets them */
+        safeload_request two[2];
+        memset(two, 0, sizeof two);
+        two[0].name = t->name;
+        two[0].shard = 77;
+        two[1].name = t->name;
+        two[1].dst = small;
+        two[1].dst_size = sizeof small;
+        CHECK(safeload_load_file(f, two, 2, NULL, &arena, &e) == SAFELOAD_BUFFER_TOO_SMALL);
+        CHECK(arena == NULL);
+        CHECK(two[0].tensor == NULL && two[0].shard == 77 && two[0].data == NULL);
+        CHECK(two[1].tensor == NULL && two[1].shard == 0);
+        two[1].dst = NULL;
+        two[1].dst_size = 0;
+        CHECK(safeload_load_file(f, two, 2, NULL, &arena, &e) == SAFELOAD_OK);
+        CHECK(two[0].tensor == safeload_find(f, t->name) && two[0].shard == 0);
+        CHECK(two[1].tensor == two[0].tensor && two[1].data != NULL);
+        safeload_arena_free(arena);
+        arena = NULL;
+    }
     memset(&rq, 0, sizeof rq);
     rq.name = t->name;
     CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
