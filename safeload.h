@@ -169,9 +169,10 @@ typedef enum safeload_result {
 /* Filled in by every call that takes one (may be NULL). Fixed-size so that reporting an error
    can never fail: long strings are cut ("..." at a UTF-8 boundary), and control characters
    (NUL, C0, DEL, C1), bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9) and bytes
-   that are not valid UTF-8 become '?' (one per byte), so the text is safe to print as it is; it is for people to read, not keys to look up. A call that fails
-   has set every out-pointer it was given to NULL (and sizes to 0), whatever the failure, so
-   cleanup code can free them blindly. */
+   that are not valid UTF-8 become '?' (one per byte), so the text is safe to print as it is;
+   it is for people to read, not keys to look up. A call that fails has set every out-pointer
+   it was given to NULL (and sizes to 0), whatever the failure, so cleanup code can free them
+   blindly. */
 typedef struct safeload_error {
     safeload_result code;
     uint64_t offset;        /* byte offset in `file`, or SAFELOAD_NO_OFFSET */
@@ -6978,7 +6979,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
             p->cast = sl__cast_resolve(dt, t->dtype, SAFELOAD_SIMD_AUTO, 0);
             if (!p->cast) {
                 r = sl__fail(err, SAFELOAD_UNSUPPORTED_CONVERSION, sp, t->header_offset, t->name,
-                             t->name_len, "cannot cast %s to %s", sl__dtype_names[t->dtype],
+                             t->name_len, "request %llu: cannot cast %s to %s", (sl__ull)i,
+                             sl__dtype_names[t->dtype],
                              safeload_dtype_name(dt) ? safeload_dtype_name(dt) : "(unknown)");
                 goto out;
             }
@@ -6992,8 +6994,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         if (q->row_end != 0 || q->row_begin != 0) {
             if (t->rank == 0 || q->row_begin >= q->row_end || q->row_end > rows) {
                 r = sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name,
-                             t->name_len, "rows [%llu, %llu) of a tensor with %llu rows",
-                             (sl__ull)q->row_begin, (sl__ull)q->row_end,
+                             t->name_len, "request %llu: rows [%llu, %llu) of a tensor with "
+                             "%llu rows", (sl__ull)i, (sl__ull)q->row_begin, (sl__ull)q->row_end,
                              (sl__ull)(t->rank ? rows : 0));
                 goto out;
             }
@@ -7004,8 +7006,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         row_bytes = rows ? t->nbytes / rows : 0;
         if (re && row_bytes * rows != t->nbytes) {
             r = sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name, t->name_len,
-                         "a row of this %s tensor is not a whole number of bytes",
-                         sl__dtype_names[t->dtype]);
+                         "request %llu: a row of this %s tensor is not a whole number of "
+                         "bytes", (sl__ull)i, sl__dtype_names[t->dtype]);
             goto out;
         }
         p->src_off = t->file_offset + (re ? rb * row_bytes : 0);
@@ -7013,13 +7015,14 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         p->dst_len = p->src_len / p->ssize * p->dsize;
         if (p->dst_len / p->dsize * p->ssize != p->src_len || (uint64_t)(size_t)p->dst_len != p->dst_len) {
             r = sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
-                         "the destination size overflows");
+                         "request %llu: the destination size overflows", (sl__ull)i);
             goto out;
         }
         if (p->cast) cast_out += p->dst_len;
         if (q->device != 0 && q->device != 1) {
             r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sp, t->header_offset, t->name,
-                         t->name_len, "request device is %d: 0 (host) or 1 (device)", q->device);
+                         t->name_len, "request %llu: device is %d: 0 (host) or 1 (device)",
+                         (sl__ull)i, q->device);
             goto out;
         }
         p->device = q->device;
@@ -7027,8 +7030,9 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         if (q->dst) {
             if (q->dst_size < p->dst_len) {
                 r = sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, sp, t->header_offset, t->name,
-                             t->name_len, "needs %llu byte%s, the destination has %llu",
-                             (sl__ull)p->dst_len, p->dst_len == 1 ? "" : "s",
+                             t->name_len, "request %llu needs %llu byte%s, its destination "
+                             "has %llu", (sl__ull)i, (sl__ull)p->dst_len,
+                             p->dst_len == 1 ? "" : "s",
                              (sl__ull)q->dst_size);
                 goto out;
             }

@@ -1476,6 +1476,7 @@ static void test_request_errors(const tl_model *m, const char *path) {
         two[1].dst = small;
         two[1].dst_size = sizeof small;
         CHECK(safeload_load_file(f, two, 2, NULL, &arena, &e) == SAFELOAD_BUFFER_TOO_SMALL);
+        CHECK_MSG(strncmp(e.message, "request 1 needs ", 16) == 0, "%s", e.message);
         CHECK(arena == NULL);
         CHECK(two[0].tensor == NULL && two[0].shard == 77 && two[0].data == NULL);
         CHECK(two[1].tensor == NULL && two[1].shard == 0);
