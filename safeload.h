@@ -561,7 +561,7 @@ SAFELOAD_API safeload_result safeload_load_file(safeload_file *file,
 SAFELOAD_API void safeload_arena_free(safeload_arena *arena);
 
 /* Everything, in model order, into one arena, optionally cast (dtype 0 = as stored; tensors
-   that cannot be cast to dtype keep their own). */
+   that cannot be cast to dtype keep their own; a value outside the enum is INVALID_ARGUMENT). */
 typedef struct safeload_loaded {
     size_t count;
     safeload_request *tensors;
@@ -7324,6 +7324,9 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     if (!m || !out)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "model or out is NULL");
+    if ((int)dtype < 0 || (int)dtype >= (int)SAFELOAD_DTYPE_COUNT)   /* no dtype at all */
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, m->path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "dtype %d is not a safeload_dtype", (int)dtype);
     memset(&a, 0, sizeof a);
     if (desc) a = desc->allocator;
     if (!sl__allocator_ok(&a))

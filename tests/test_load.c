@@ -271,6 +271,14 @@ static void test_coalescing(const tl_model *m, const char *path) {
         memset(&st, 0xA5, sizeof st);
         CHECK(safeload_load_all(NULL, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_INVALID_ARGUMENT);
         CHECK(memcmp(&st, &zero, sizeof st) == 0);
+        /* a dtype outside the enum is no dtype to cast to, not "keep them as stored" */
+        d.io = SAFELOAD_IO_READ;
+        CHECK(safeload_load_all(mod, (safeload_dtype)SAFELOAD_DTYPE_COUNT, &d, &l, &e) ==
+              SAFELOAD_INVALID_ARGUMENT && l == NULL);
+        CHECK(e.file[0] != 0 && strstr(e.message, "not a safeload_dtype") != NULL);
+        CHECK(safeload_load_all(mod, (safeload_dtype)-3, &d, &l, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(l == NULL);
+        d.io = (safeload_io)7;
         memset(&st, 0xA5, sizeof st);
         CHECK(safeload_load(NULL, NULL, 0, &d, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
         CHECK(memcmp(&st, &zero, sizeof st) == 0);
