@@ -5332,11 +5332,12 @@ static void sl__pool_leave(safeload_pool *p, sl__pool_user *u) {
 /* The pool a call should use: the caller's, or a temporary one (*tmp, destroyed by caller). */
 static safeload_result sl__pool_for(safeload_pool *given, int threads,
                                     const safeload_allocator *a, safeload_pool **use,
-                                    safeload_pool **tmp, int *workers, safeload_error *err) {
+                                    safeload_pool **tmp, int *workers, const char *where,
+                                    safeload_error *err) {
     *tmp = NULL;
     if (given) {
         if (sl__pool_reentered(given))
-            return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+            return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, where, SAFELOAD_NO_OFFSET, NULL, 0,
                             "desc.pool is in use by the load this call was made from (a "
                             "progress callback or hook): it could wait for itself; use another "
                             "pool or none");
@@ -5351,7 +5352,10 @@ static safeload_result sl__pool_for(safeload_pool *given, int threads,
     *use = NULL;
     if (threads > 1) {
         safeload_result r = sl__pool_new(tmp, threads, a, err);
-        if (r != SAFELOAD_OK) return r;
+        if (r != SAFELOAD_OK) {                 /* the error names the call's file or model */
+            if (err && where) sl__copy_trunc(err->file, sizeof err->file, where, strlen(where));
+            return r;
+        }
         *use = *tmp;
         threads = (*tmp)->threads;          /* capped at 256 */
     }
@@ -5810,7 +5814,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                      "cannot create a mutex");
         goto done;
     }
-    r = sl__pool_for(desc->pool, desc->threads, a, &pool, &tmp_pool, &workers, err);
+    r = sl__pool_for(desc->pool, desc->threads, a, &pool, &tmp_pool, &workers, path, err);
     if (r == SAFELOAD_OK)
         sl__pool_run(pool, sl__shard_worker, &job, (int)SL__MIN((size_t)workers, n_names));
     sl__mutex_destroy(&job.mu);
@@ -7107,8 +7111,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
 
     /* the threads, before the first hook runs (device_alloc): a load those start on the
        caller's pool is refused from here to the end */
-    if ((r = sl__pool_for(d.pool, d.threads, L.alloc, &pool, &tmp_pool, &workers, err)) !=
-        SAFELOAD_OK)
+    if ((r = sl__pool_for(d.pool, d.threads, L.alloc, &pool, &tmp_pool, &workers, L.where,
+                          err)) != SAFELOAD_OK)
         goto out;
     if (d.pool) {
         sl__pool_enter(d.pool, &me);

@@ -1624,7 +1624,7 @@ static int tl_nested(void *user, uint64_t done, uint64_t total) {
     memset(&d, 0, sizeof d);
     d.pool = n->pool;
     if (safeload_load_all(n->mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_INVALID_ARGUMENT &&
-        l == NULL && strstr(e.message, "desc.pool") != NULL)
+        l == NULL && strstr(e.message, "desc.pool") != NULL && e.file[0] != 0)   /* names it */
         n->refused++;
     d.pool = NULL;
     d.threads = 2;
