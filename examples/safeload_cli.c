@@ -66,6 +66,21 @@ static int bad_arg(const char *arg, const char *path) {
     return usage_error(path ? "more than one PATH:" : "unexpected argument", arg);
 }
 
+/* The one PATH (or OUT) of a command without options; "--" may come before or after it, as
+   with the other commands. 0 and *path set, or the exit status of the usage error. */
+static int only_path(int argc, char **argv, const char *missing, const char *second,
+                     const char **path) {
+    int i, ends = 0;
+    *path = NULL;
+    for (i = 0; i < argc; i++) {
+        if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
+        if (!ends && argv[i][0] == '-') return bad_arg(argv[i], *path);
+        if (*path) return usage_error(second, argv[i]);
+        *path = argv[i];
+    }
+    return *path ? 0 : usage_error(missing, NULL);
+}
+
 /* The length of the well-formed UTF-8 sequence at p (no overlongs, surrogates or values past
    U+10FFFF), or 0. */
 static size_t utf8_len(const unsigned char *p, size_t n) {
@@ -566,22 +581,21 @@ static int cmd_verify(int argc, char **argv) {
     safeload_result r;
     uint64_t bytes = 0;
     size_t k;
-    if (argc > 0 && strcmp(argv[0], "--") == 0) argc--, argv++;   /* "--": a PATH follows */
-    else if (argc > 0 && argv[0][0] == '-') return bad_arg(argv[0], NULL);
-    if (argc == 0) return usage_error("verify needs a PATH", NULL);
-    if (argc > 1) return bad_arg(argv[1], argv[0]);
-    r = open_model(argv[0], &m, &e);
+    const char *path;
+    int bad = only_path(argc, argv, "verify needs a PATH", "more than one PATH:", &path);
+    if (bad) return bad;
+    r = open_model(path, &m, &e);
     if (r != SAFELOAD_OK) {
-        print_verify_error(argv[0], &e);
+        print_verify_error(path, &e);
         return is_io(r) ? 2 : 1;
     }
     /* the model's tensors: an unlisted shard tensor (a warning) is not part of it */
     for (k = 0; k < safeload_model_tensor_count(m); k++)
         bytes += safeload_model_tensor_at(m, k, NULL)->nbytes;
-    print_warnings(argv[0], m);
+    print_warnings(path, m);
     k = safeload_model_tensor_count(m);
     printf("ok: ");
-    put_str(stdout, argv[0]);
+    put_str(stdout, path);
     printf(": %llu tensor%s, %llu byte%s\n", (unsigned long long)k, plural(k),
            (unsigned long long)bytes, plural(bytes));
     safeload_model_close(m);
@@ -602,10 +616,9 @@ static int cmd_sample(int argc, char **argv) {
     safeload_error e;
     uint32_t x = 12345;
     int i;
-    if (argc > 0 && strcmp(argv[0], "--") == 0) argc--, argv++;   /* "--": OUT follows */
-    else if (argc > 0 && argv[0][0] == '-') return bad_arg(argv[0], NULL);  /* not a file */
-    if (argc == 0) return usage_error("sample needs an OUT path", NULL);
-    if (argc > 1) return usage_error("unexpected argument", argv[1]);
+    const char *out;
+    int bad = only_path(argc, argv, "sample needs an OUT path", "unexpected argument", &out);
+    if (bad) return bad;
     for (i = 0; i < 64 * 32; i++) {            /* bf16 of small signed values */
         float v = (float)((int)((x = x * 1103515245u + 12345u) >> 20 & 255) - 128) / 256.0f;
         uint32_t b;
@@ -633,9 +646,9 @@ static int cmd_sample(int argc, char **argv) {
     memset(&d, 0, sizeof d);
     d.metadata = meta;
     d.metadata_count = 2;
-    if (safeload_save(argv[0], t, 6, &d, &e) != SAFELOAD_OK) { print_error(argv[0], &e, NULL); return 2; }
+    if (safeload_save(out, t, 6, &d, &e) != SAFELOAD_OK) { print_error(out, &e, NULL); return 2; }
     printf("wrote ");
-    put_str(stdout, argv[0]);
+    put_str(stdout, out);
     putchar('\n');
     return 0;
 }

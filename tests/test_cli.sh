@@ -305,6 +305,11 @@ case $CLI in /*) A=$CLI;; *) A=$PWD/$CLI;; esac
 (cd "$T" && $RUNNER "$A" load --io MMAP --dtype BF16 -- -d.safetensors >/dev/null); check "load -- exit" 0 "$?"
 (cd "$T" && $RUNNER "$A" inspect --json -- -d.safetensors >/dev/null); check "inspect -- exit" 0 "$?"
 (cd "$T" && $RUNNER "$A" verify -d.safetensors 2>/dev/null); check "verify -x without -- exit" 2 "$?"
+# "--" may also come after the PATH, in every command
+(cd "$T" && $RUNNER "$A" verify s.safetensors -- >/dev/null); check "verify PATH -- exit" 0 "$?"
+(cd "$T" && $RUNNER "$A" inspect s.safetensors -- >/dev/null); check "inspect PATH -- exit" 0 "$?"
+(cd "$T" && $RUNNER "$A" sample s2.safetensors -- >/dev/null); check "sample OUT -- exit" 0 "$?"
+(cd "$T" && $RUNNER "$A" verify -- s.safetensors -- 2>/dev/null); check "verify -- PATH -- (a second PATH) exit" 2 "$?"
 for a in "sample --help|error: unknown option --help" "load a --threads +3|error: --threads takes a whole number from 0 to 1024, not +3" \
          "load a --threads -0|error: --threads takes a whole number from 0 to 1024, not -0"; do
     # shellcheck disable=SC2086
