@@ -795,7 +795,8 @@ static void sl__err_clean(char *s, size_t n) {
     while (i < n) {
         v = sl__utf8_valid_up_to((const unsigned char *)s + i, n - i);
         for (k = i; k < i + v; k++) {
-            unsigned char c = (unsigned char)s[k], c1 = k + 1 < i + v ? (unsigned char)s[k + 1] : 0;
+            unsigned char c = (unsigned char)s[k];
+            unsigned char c1 = k + 1 < i + v ? (unsigned char)s[k + 1] : 0;
             unsigned char c2 = k + 2 < i + v ? (unsigned char)s[k + 2] : 0;
             if (c < 0x20 || c == 0x7F) s[k] = '?';
             else if ((c == 0xC2 && c1 <= 0x9F) || (c == 0xD8 && c1 == 0x9C)) {
@@ -3745,10 +3746,11 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
    so the tail's bits are the body's). The buffers' addresses are hidden from the optimiser:
    gcc turns unaligned vector accesses to a 64-byte-aligned local into aligned ones, and under
    AddressSanitizer's fake stack (detect_stack_use_after_return) that local is only 32-byte
-   aligned, so the AVX-512 kernels faulted there. SL__GEN_NT makes NAME_nt: a head with regular stores up
-   to a 64-byte-aligned dst, NT blocks, an sfence, and the tail again with regular stores; when dst
-   cannot be aligned (dst not a multiple of the element size) it falls back to NAME. The _run
-   bodies are noinline so the compiler cannot move FP work across the MXCSR/FPCR switch. */
+   aligned, so the AVX-512 kernels faulted there. SL__GEN_NT makes NAME_nt: a head with
+   regular stores up to a 64-byte-aligned dst, NT blocks, an sfence, and the tail again with
+   regular stores; when dst cannot be aligned (dst not a multiple of the element size) it falls
+   back to NAME. The _run bodies are noinline so the compiler cannot move FP work across the
+   MXCSR/FPCR switch. */
 #define SL__GEN_LOOP(NAME, TGT, DSZ, SSZ, N, BLK, ENV)                                          \
     static SL__NOINLINE TGT void NAME##_run(unsigned char *d, const unsigned char *s,         \
                                             size_t n) {                                        \
