@@ -1879,7 +1879,7 @@ static void test_cut_deterministic(void) {
     static unsigned char dst[NT][EL * 4];
     uint64_t shape[1] = {EL}, ds, cuts[3];
     safeload_save_tensor st[NT];
-    char names[NT][8], p[400], want_msg[200];
+    char names[NT][16], p[400], want_msg[200];
     safeload_file *f;
     safeload_error e;
     int i, k, c;
