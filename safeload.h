@@ -371,7 +371,7 @@ typedef struct safeload_model_desc {
     safeload_open_desc open;
     int threads;                        /* shard headers are parsed in parallel; 0 = default */
     safeload_pool *pool;
-    uint32_t flags;                     /* SAFELOAD_MODEL_* */
+    uint32_t flags;                     /* SAFELOAD_MODEL_*; another bit: INVALID_ARGUMENT */
 } safeload_model_desc;
 
 /* path: a .safetensors file, an index .json, or a directory holding
@@ -596,7 +596,7 @@ enum {
 typedef struct safeload_save_desc {
     const safeload_kv *metadata;
     size_t metadata_count;
-    uint32_t flags;
+    uint32_t flags;             /* SAFELOAD_SAVE_*; another bit: INVALID_ARGUMENT */
     safeload_allocator allocator;
 } safeload_save_desc;
 
@@ -5512,6 +5512,11 @@ SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "an allocator needs both alloc and free");
     }
+    if (desc && (desc->flags & ~(uint32_t)SAFELOAD_MODEL_STRICT)) {
+        sl__close_files_once(files, count);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "unknown flags 0x%lx", (unsigned long)desc->flags);
+    }
     m = sl__model_new(desc);
     if (m) {
         m->shards = (safeload_file **)sl__malloc_n(&m->alloc, count, sizeof *m->shards);
@@ -5925,6 +5930,9 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
     if (!sl__allocator_ok(&dd.open.allocator))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "an allocator needs both alloc and free");
+    if (dd.flags & ~(uint32_t)SAFELOAD_MODEL_STRICT)         /* a newer header's flag? */
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "unknown flags 0x%lx", (unsigned long)dd.flags);
     m = sl__model_new(&dd);
     if (!m) return SL__OOM(err, path);
 
@@ -7743,6 +7751,9 @@ static safeload_result sl__plan_make(sl__plan *pl, const char *path,
     if (!sl__allocator_ok(&pl->alloc))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "an allocator needs both alloc and free");
+    if (desc && (desc->flags & ~(uint32_t)SAFELOAD_SAVE_EMPTY_METADATA))  /* a newer header's? */
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "unknown flags 0x%lx", (unsigned long)desc->flags);
     if ((n && !ts) || (m && !desc->metadata))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "tensors or metadata is NULL");
@@ -7997,7 +8008,12 @@ static int sl__save_target(const char *path, const safeload_allocator *a, char *
         size_t cap, dir;
         ssize_t got;
         char *link, *next;
-        if (lstat(cur, &st) != 0) break;              /* nothing there yet: a new file */
+        if (lstat(cur, &st) != 0) {
+            /* a name the file system cannot hold would fail only at the final rename, after
+               every byte was written: say so now */
+            if (errno == ENAMETOOLONG) { sl__free(a, cur); return ENAMETOOLONG; }
+            break;                                    /* nothing there yet: a new file */
+        }
         if (!S_ISLNK(st.st_mode)) {
             if (S_ISREG(st.st_mode)) {
                 int fd;

@@ -639,6 +639,14 @@ static void test_sources(const tl_model *m, const char *path) {
         two[1] = two[0];
         CHECK(safeload_model_from_files(&mod, two, 2, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
         CHECK(mod == NULL && strstr(e.message, "twice") != NULL);
+        {   /* an unknown flag: refused, and the file is closed (ASan would see a leak) */
+            safeload_model_desc md;
+            memset(&md, 0, sizeof md);
+            md.flags = 0x4u;
+            CHECK(safeload_open_memory(&two[0], img, (size_t)n, NULL, &e) == SAFELOAD_OK);
+            CHECK(safeload_model_from_files(&mod, two, 1, &md, &e) == SAFELOAD_INVALID_ARGUMENT);
+            CHECK(mod == NULL && strcmp(e.message, "unknown flags 0x4") == 0);
+        }
         /* an allocator without free */
         {
             safeload_model_desc md;
@@ -1152,6 +1160,9 @@ static void test_shards(const tl_model *m) {
                     CHECK(done);
                 }
                 memset(&md, 0, sizeof md);
+                md.flags = SAFELOAD_MODEL_STRICT | 0x10u;      /* a flag this header lacks */
+                CHECK(safeload_model_open(&mod, idx, &md, &e) == SAFELOAD_INVALID_ARGUMENT);
+                CHECK(mod == NULL && strcmp(e.message, "unknown flags 0x11") == 0);
                 md.flags = SAFELOAD_MODEL_STRICT;
                 CHECK(safeload_model_open(&mod, idx, &md, &e) == SAFELOAD_INDEX_UNLISTED_TENSOR);
                 CHECK_MSG(strstr(e.message, "left out") == NULL &&

@@ -154,6 +154,15 @@ static void test_literals(void) {
     EXPECT_SER(NULL, 0, &d, "{}", NULL, 0);
     d.flags = SAFELOAD_SAVE_EMPTY_METADATA;
     EXPECT_SER(NULL, 0, &d, "{\"__metadata__\":{}}", NULL, 0);
+    {   /* a flag this header does not know (a newer one's?) is refused, not ignored */
+        void *o = (void *)1;
+        size_t on = 1;
+        safeload_error e;
+        d.flags = SAFELOAD_SAVE_EMPTY_METADATA | 0x80u;
+        CHECK(safeload_serialize(&o, &on, NULL, 0, &d, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(o == NULL && on == 0 && strcmp(e.message, "unknown flags 0x81") == 0);
+        d.flags = SAFELOAD_SAVE_EMPTY_METADATA;
+    }
     /* metadata pairs: keys sorted bytewise, __metadata__ first */
     kv[0] = mkkv("b", "2"); kv[1] = mkkv("a", "1");
     kv[2] = mkkv("B", "3"); kv[3] = mkkv("a.b", "");
@@ -803,6 +812,17 @@ static void test_save_target(void) {
     CHECK(file_equals(path, ib, nb));
     CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
     unlink(path);
+    {   /* a name no file system here holds (256 bytes and more) is refused before a byte is
+           written: the temporary would take a short name and only the rename would fail */
+        char lname[300];
+        memset(lname, 'n', 299); lname[299] = 0;
+        snprintf(path, sizeof path, "%s/%s", g_dir, lname);
+        r = safeload_save(path, &ta, 1, NULL, &err);
+        CHECK(r == SAFELOAD_IO_ERROR);
+        CHECK_MSG(strstr(err.message, "cannot replace the target: name too long") != NULL, "%s",
+                  err.message);
+        CHECK_MSG(dir_entries(list, sizeof list) == 0, "directory holds: %s", list);
+    }
 
     /* the replacement keeps the old file's permissions: a private checkpoint stays private */
     snprintf(path, sizeof path, "%s/private.safetensors", g_dir);
