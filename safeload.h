@@ -1644,6 +1644,14 @@ static int64_t sl__err_code(int64_t r) {
 }
 
 /* Exactly n bytes at off, looping over short reads. *calls counts read calls (may be NULL). */
+/* Where a source that a read found ending at byte `at` ends: a file that shrank may end
+   before it (its size now); a reader has no size to ask for. */
+static uint64_t sl__source_end(const sl__source *s, uint64_t at) {
+    uint64_t now;
+    if (s->kind != SL__SRC_FILE || sl__os_size(s->fd, &now) != 0 || now > at) return at;
+    return now;
+}
+
 static safeload_result sl__source_read(const sl__source *s, const char *path, uint64_t off,
                                        void *dst, size_t n, safeload_error *err,
                                        uint64_t *calls) {
@@ -1667,16 +1675,11 @@ static safeload_result sl__source_read(const sl__source *s, const char *path, ui
             return sl__fail(err, SAFELOAD_IO_ERROR, path, off, NULL, 0,
                             "read of %llu bytes at byte %llu failed (error %lld)",
                             (sl__ull)ask, (sl__ull)off, (long long)sl__err_code(r));
-        if (r == 0) {
-            /* off is the first byte missing; the file itself may end before it */
-            uint64_t now = off;
-            if (s->kind == SL__SRC_FILE && (sl__os_size(s->fd, &now) != 0 || now > off))
-                now = off;
+        if (r == 0)                     /* off is the first byte missing */
             return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, path, off, NULL, 0,
                             "file ended at byte %llu, %llu byte%s short (it was %llu bytes "
-                            "when opened)", (sl__ull)now, (sl__ull)n, n == 1 ? "" : "s",
-                            (sl__ull)s->size);
-        }
+                            "when opened)", (sl__ull)sl__source_end(s, off), (sl__ull)n,
+                            n == 1 ? "" : "s", (sl__ull)s->size);
         d += r; off += (uint64_t)r; n -= (size_t)r;
     }
     return SAFELOAD_OK;
@@ -6329,10 +6332,8 @@ static const safeload_tensor *sl__task_tensor(const sl__load *L, const sl__task 
 static void sl__load_eof(sl__load *L, const sl__task *t, uint64_t at) {
     const safeload_file *f = L->shards[t->shard];
     const safeload_tensor *bt = NULL;
-    uint64_t now = at, best = at;
+    uint64_t now = sl__source_end(&f->src, at), best = at;
     size_t i;
-    if (f->src.kind == SL__SRC_FILE && (sl__os_size(f->src.fd, &now) != 0 || now > at))
-        now = at;
     for (i = 0; i < L->n_reqs; i++) {
         const sl__rp *r = &L->reqs[i];
         uint64_t b;
