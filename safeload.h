@@ -5211,14 +5211,15 @@ SL__DEF void safeload_pool_destroy(safeload_pool *p) {
 }
 
 /* a: the allocator for the pool's own memory (NULL: the compile-time one) */
+/* where: the file or model a failure names ("" for safeload_pool_create) */
 static safeload_result sl__pool_new(safeload_pool **out, int threads, const safeload_allocator *a,
-                                    safeload_error *err) {
+                                    const char *where, safeload_error *err) {
     safeload_pool *p;
     *out = NULL;
     if (threads <= 0) threads = safeload_default_threads();
     if (threads > 256) threads = 256;
     p = (safeload_pool *)sl__calloc(a, 1, sizeof *p);
-    if (!p) return SL__OOM(err, "");
+    if (!p) return SL__OOM(err, where);
     if (a) p->alloc = *a;
 #if defined(SAFELOAD_NO_THREADS)
     p->threads = 1;
@@ -5229,18 +5230,18 @@ static safeload_result sl__pool_new(safeload_pool **out, int threads, const safe
         if (sl__mutex_init(&p->mu) || sl__mutex_init(&p->run_mu) || sl__cond_init(&p->cv_start) ||
             sl__cond_init(&p->cv_done)) {
             sl__free(a, p);
-            return sl__fail(err, SAFELOAD_THREAD_ERROR, "", SAFELOAD_NO_OFFSET, NULL, 0,
+            return sl__fail(err, SAFELOAD_THREAD_ERROR, where, SAFELOAD_NO_OFFSET, NULL, 0,
                             "cannot create the pool's locks");
         }
         p->ths = (sl__thread *)sl__calloc(a, (size_t)threads, sizeof(sl__thread));
         p->args = (sl__pool_arg *)sl__calloc(a, (size_t)threads, sizeof(sl__pool_arg));
-        if (!p->ths || !p->args) { safeload_pool_destroy(p); return SL__OOM(err, ""); }
+        if (!p->ths || !p->args) { safeload_pool_destroy(p); return SL__OOM(err, where); }
         for (i = 0; i < threads - 1; i++) {
             p->args[i].pool = p;
             p->args[i].id = i + 1;
             if (sl__thread_start(&p->ths[i], &p->args[i]) != 0) {
                 safeload_pool_destroy(p);
-                return sl__fail(err, SAFELOAD_THREAD_ERROR, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                return sl__fail(err, SAFELOAD_THREAD_ERROR, where, SAFELOAD_NO_OFFSET, NULL, 0,
                                 "cannot start worker thread %d of %d", i + 1, threads - 1);
             }
             p->started++;
@@ -5256,7 +5257,7 @@ SL__DEF safeload_result safeload_pool_create(safeload_pool **out, int threads,
     sl__clear_error(err);
     if (!out) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                               "out is NULL");
-    return sl__pool_new(out, threads, NULL, err);
+    return sl__pool_new(out, threads, NULL, "", err);
 }
 
 SL__DEF int safeload_pool_threads(const safeload_pool *p) { return p ? p->threads : 0; }
@@ -5356,11 +5357,8 @@ static safeload_result sl__pool_for(safeload_pool *given, int threads,
 #endif
     *use = NULL;
     if (threads > 1) {
-        safeload_result r = sl__pool_new(tmp, threads, a, err);
-        if (r != SAFELOAD_OK) {                 /* the error names the call's file or model */
-            if (err && where) sl__copy_trunc(err->file, sizeof err->file, where, strlen(where));
-            return r;
-        }
+        safeload_result r = sl__pool_new(tmp, threads, a, where, err);
+        if (r != SAFELOAD_OK) return r;
         *use = *tmp;
         threads = (*tmp)->threads;          /* capped at 256 */
     }
