@@ -68,8 +68,12 @@ test: test-unit test-weak test-cli test-readme test-cxx test-san test-win test-m
 test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 
+# fail_io.so (tests/fail_io.c) makes reads and opens fail on cue for the CLI's error tests;
+# an LD_PRELOAD shim, so Linux only (elsewhere those tests are skipped)
 test-cli: $(CLI)
-	@sh tests/test_cli.sh $(CLI)
+	@if [ "$$(uname -s)" = Linux ] && $(CC) -shared -fPIC -O1 tests/fail_io.c \
+	    -o $(BUILD)/fail_io.so -ldl; then so=$(CURDIR)/$(BUILD)/fail_io.so; else so=; fi; \
+	FAIL_IO=$$so sh tests/test_cli.sh $(CLI)
 
 # The README's example program, as printed there: it builds (C and C++) and runs on the sample.
 test-readme: $(CLI) | $(BUILD)

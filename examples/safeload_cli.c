@@ -26,6 +26,7 @@ static double now_seconds(void) {
     return (double)c.QuadPart / (double)f.QuadPart;
 }
 #else
+#  include <sys/stat.h>
 #  include <time.h>
 static double now_seconds(void) {
     struct timespec ts;
@@ -157,21 +158,24 @@ static void put_str(FILE *o, const char *s) { (void)put_text(o, s, strlen(s), 0)
 
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
-/* Is e->file path as the library stores it? It keeps control characters and bytes that are
-   not UTF-8 as '?' (one per byte) and, when the path does not fit, cuts it at a UTF-8 boundary
-   with "..." after the part kept. Any byte of those kinds may have become '?'. */
-static int same_file(const safeload_error *e, const char *path) {
-    const char *f = e->file;
-    size_t n = strlen(path), fl = strlen(f), k = n, i;
-    if (n >= sizeof e->file) {
-        k = sizeof e->file - 4;
-        while (k > 0 && ((unsigned char)path[k] & 0xC0) == 0x80) k--;
-        if (fl != k + 3 || memcmp(f + k, "...", 3) != 0) return 0;
+/* Is kept (a safeload_error field of cap bytes) the text s of n bytes as the library keeps
+   it? It writes control characters, invisible ones and bytes that are not UTF-8 as '?' (one
+   per byte) and, when the text does not fit, cuts it at a UTF-8 boundary with "..." after the
+   part kept. Any byte of those kinds may have become '?'. */
+static int kept_as(const char *kept, size_t cap, const char *s, size_t n) {
+    size_t fl = strlen(kept), k = n, i;
+    if (n >= cap) {
+        k = cap - 4;
+        while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+        if (fl != k + 3 || memcmp(kept + k, "...", 3) != 0) return 0;
     } else if (fl != n) return 0;
     for (i = 0; i < k; i++)
-        if (f[i] != path[i] && !(f[i] == '?' && ((unsigned char)path[i] < 0x20 ||
-                                                 (unsigned char)path[i] >= 0x7F))) return 0;
+        if (kept[i] != s[i] && !(kept[i] == '?' && ((unsigned char)s[i] < 0x20 ||
+                                                    (unsigned char)s[i] >= 0x7F))) return 0;
     return 1;
+}
+static int same_file(const safeload_error *e, const char *path) {
+    return kept_as(e->file, sizeof e->file, path, strlen(path));
 }
 
 static int ends_with(const char *s, const char *tail) {
@@ -179,28 +183,29 @@ static int ends_with(const char *s, const char *tail) {
     return n >= t && strcmp(s + n - t, tail) == 0;
 }
 
-/* A file we can read, not a directory: asked only where a cut path cannot tell them apart. */
-static int readable_file(const char *p) {
-    FILE *fp = fopen(p, "rb");
-    unsigned char c;
-    int ok;
-    if (!fp) return 0;
-    ok = fread(&c, 1, 1, fp) == 1 || !ferror(fp);   /* a directory opens on POSIX, but will
-                                                        not read */
-    fclose(fp);
-    return ok;
+/* Is p a directory? Asked only where a cut path cannot tell a file from a shard under it; a
+   stat, not an open, so a pipe's name cannot block the question. */
+static int is_directory(const char *p) {
+#if defined(_WIN32)
+    wchar_t w[32768];
+    DWORD a;
+    if (!MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, p, -1, w, 32768)) return 0;
+    a = GetFileAttributesW(w);
+    return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY) != 0;
+#else
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+#endif
 }
 
 /* Is e->file surely the path given? Where both were cut (a path of 512 bytes or more), a shard
-   under a long directory or index path looks the same: only a .safetensors file given names
-   no other file. (An I/O error may be a pipe's: the check would block on it, and the library
-   refuses pipes before anything else, so the path is taken as named.) */
+   under a long directory or index path looks the same: only a .safetensors path given that is
+   not a directory names no other file. */
 static int surely_path(const safeload_error *e, const char *path) {
     size_t n = strlen(path);
     if (!same_file(e, path)) return 0;
     if (n < sizeof e->file) return 1;
-    return ends_with(path, ".safetensors") &&
-           (e->code == SAFELOAD_IO_ERROR || readable_file(path));
+    return ends_with(path, ".safetensors") && !is_directory(path);
 }
 
 /* Where an error or warning is: the file in full where we know it (the path given or a shard
@@ -218,7 +223,11 @@ static where locate(const safeload_error *e, const char *path, const safeload_mo
     size_t start = hint && *hint < n ? *hint : 0;
     r.file = path;
     r.shard = NULL;
-    if (!e->file[0] || (strlen(path) < sizeof e->file && same_file(e, path))) return r;
+    if (!e->file[0] || (strlen(path) < sizeof e->file && same_file(e, path))) {
+        if (n == 1 && strcmp(safeload_file_path(safeload_model_shard(m, 0)), path) == 0)
+            r.shard = safeload_model_shard(m, 0);             /* a single file given */
+        return r;
+    }
     for (j = 0; j < n; j++) {
         size_t k = (start + j) % n;
         const safeload_file *f = safeload_model_shard(m, k);
@@ -242,23 +251,26 @@ static where locate(const safeload_error *e, const char *path, const safeload_mo
     }
     return r;
 }
-static const char *err_file(const safeload_error *e, const char *path, const safeload_model *m) {
-    return locate(e, path, m, NULL).file;
-}
 
-/* The tensor a warning is about, in full: safeload_error.tensor is cut at 255 bytes and has
-   '?' for control bytes, so the shard's own entry at that byte is looked up. */
-static const char *warn_tensor(const safeload_error *w, const safeload_file *shard, size_t *len) {
-    const safeload_tensor *t = shard ? safeload_find(shard, w->tensor) : NULL;
+/* The tensor a warning or error is about, in full: safeload_error.tensor is cut at 255 bytes
+   and has '?' for control bytes, so the shard's own entry is looked up: the one whose name the
+   kept one fits and whose header entry (a warning) or bytes (a load error) hold the offset. */
+static const char *full_tensor(const safeload_error *e, const safeload_file *shard,
+                               size_t *len) {
+    const safeload_tensor *t = shard ? safeload_find(shard, e->tensor) : NULL;
     size_t i;
-    if (t && t->header_offset == w->offset) { *len = t->name_len; return t->name; }
-    for (i = 0; shard && w->offset != SAFELOAD_NO_OFFSET && i < safeload_tensor_count(shard);
-         i++) {
+    uint64_t at = e->offset;
+    if (t) { *len = t->name_len; return t->name; }
+    for (i = 0; shard && at != SAFELOAD_NO_OFFSET && i < safeload_tensor_count(shard); i++) {
         t = safeload_tensor_at(shard, i);
-        if (t->header_offset == w->offset) { *len = t->name_len; return t->name; }
+        if ((at == t->header_offset || (at >= t->file_offset && at - t->file_offset < t->nbytes))
+            && kept_as(e->tensor, sizeof e->tensor, t->name, t->name_len)) {
+            *len = t->name_len;
+            return t->name;
+        }
     }
-    *len = strlen(w->tensor);
-    return w->tensor;
+    *len = strlen(e->tensor);
+    return e->tensor;
 }
 
 /* Does e->tensor hold a metadata key? The library says so in the message, in words its
@@ -288,24 +300,29 @@ static void put_name_as(FILE *o, const safeload_error *e, const char *name, size
 }
 static void put_name(FILE *o, const safeload_error *e) { put_name_as(o, e, NULL, 0); }
 
-/* " (byte N)", unless the message already says "byte N" */
+/* " (byte N)", unless the message already says so in the library's words, "at byte N" and a
+   space, comma, ')' or the end after it (a path quoted in the message may hold "byte N") */
 static void put_offset(FILE *o, const safeload_error *e) {
-    char b[32];
-    const char *at;
+    char b[40];
+    const char *at = e->message;
+    size_t n;
     if (e->offset == SAFELOAD_NO_OFFSET) return;
-    snprintf(b, sizeof b, "byte %llu", (unsigned long long)e->offset);
-    at = strstr(e->message, b);
-    if (at && (at[strlen(b)] < '0' || at[strlen(b)] > '9')) return;
-    fprintf(o, " (%s)", b);
+    n = (size_t)snprintf(b, sizeof b, " at byte %llu", (unsigned long long)e->offset);
+    while ((at = strstr(at, b)) != NULL) {
+        if (at[n] == 0 || at[n] == ' ' || at[n] == ',' || at[n] == ')') return;
+        at += n;
+    }
+    fprintf(o, " (%s)", b + 4);
 }
 
-/* warning: FILE: ID: message [tensor NAME] (byte N) */
-static void print_warning(const char *path, const safeload_error *w, const safeload_model *m,
-                          size_t *hint) {
+/* KIND: FILE: ID: message [tensor NAME] (byte N), KIND "warning" or "error"; m (may be NULL)
+   is the open model, whose shards give files and tensor names in full */
+static void print_report(const char *kind, const char *path, const safeload_error *w,
+                         const safeload_model *m, size_t *hint) {
     size_t len;
     where at = locate(w, path, m, hint);
-    const char *name = warn_tensor(w, at.shard, &len);
-    fprintf(stderr, "warning: ");
+    const char *name = full_tensor(w, at.shard, &len);
+    fprintf(stderr, "%s: ", kind);
     put_str(stderr, at.file);
     fprintf(stderr, ": %s: ", safeload_result_id(w->code));
     put_str(stderr, w->message);
@@ -317,19 +334,12 @@ static void print_warning(const char *path, const safeload_error *w, const safel
 static void print_warnings(const char *path, const safeload_model *m) {
     size_t k, hint = 0;
     for (k = 0; k < safeload_model_warning_count(m); k++)
-        print_warning(path, safeload_model_warning(m, k), m, &hint);
+        print_report("warning", path, safeload_model_warning(m, k), m, &hint);
     fflush(stderr);          /* where line buffering is full buffering (the MSVC runtime) */
 }
 
-/* error: FILE: ID: message [tensor NAME] (byte N) */
 static void print_error(const char *path, const safeload_error *e, const safeload_model *m) {
-    fprintf(stderr, "error: ");
-    put_str(stderr, err_file(e, path, m));
-    fprintf(stderr, ": %s: ", safeload_result_id(e->code));
-    put_str(stderr, e->message);
-    put_name(stderr, e);
-    put_offset(stderr, e);
-    fputc('\n', stderr);
+    print_report("error", path, e, m, NULL);
     fflush(stderr);
 }
 
@@ -538,7 +548,7 @@ static int cmd_inspect(int argc, char **argv) {
             where at = locate(w, path, m, &hint);
             const char *file = at.file, *name;
             size_t len;
-            name = warn_tensor(w, at.shard, &len);
+            name = full_tensor(w, at.shard, &len);
             if (k) putchar(',');
             printf("{\"id\":\"%s\",\"file\":", safeload_result_id(w->code));
             json_string(stdout, file, strlen(file));
@@ -800,22 +810,33 @@ static int cmd_keys(int argc, char **argv) {
     if (!fp) {
         fprintf(stderr, "error: ");
         put_str(stderr, names);
-        fprintf(stderr, ": cannot open\n");
+        fprintf(stderr, ": cannot open: %s (error %d)\n", errno == ENOENT ? "no such file" :
+                errno == EACCES || errno == EPERM ? "permission denied" : "failed", errno);
         return 2;
     }
-    /* read to the end in pieces: a pipe or /dev/stdin has no size to ask for */
+    /* read to the end in pieces: a pipe or /dev/stdin has no size to ask for. A NUL byte
+       ends the reading (the line holding it is refused below), so /dev/zero cannot fill the
+       memory. */
     len = 0;
     {
         size_t cap2 = 0, got;
         do {
             if (cap2 - len < 4096) {
                 char *nb = (char *)realloc(buf, (cap2 = cap2 ? cap2 * 2 : 65536) + 1);
-                if (!nb) { fclose(fp); free(buf); fprintf(stderr, "error: out of memory\n"); return 2; }
+                if (!nb) {
+                    fclose(fp);
+                    free(buf);
+                    fprintf(stderr, "error: ");
+                    put_str(stderr, names);
+                    fprintf(stderr, ": out of memory after %llu bytes of names\n",
+                            (unsigned long long)len);
+                    return 2;
+                }
                 buf = nb;
             }
             got = fread(buf + len, 1, cap2 - len, fp);
             len += got;
-        } while (got > 0);
+        } while (got > 0 && !memchr(buf + len - got, 0, got));
         if (ferror(fp)) {
             fclose(fp);
             free(buf);
@@ -827,7 +848,8 @@ static int cmd_keys(int argc, char **argv) {
     }
     fclose(fp);
     buf[len] = 0;
-    for (k = 0, line = 1; k < len; line++) {
+    k = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;   /* a UTF-8 BOM, as CRLF */
+    for (line = 1; k < len; line++) {
         size_t s = k;
         while (k < len && buf[k] != '\n') k++;
         if (memchr(buf + s, 0, k - s)) {        /* a name never holds NUL: not a names file */
@@ -883,7 +905,13 @@ static int cmd_keys(int argc, char **argv) {
 }
 
 static int run(int argc, char **argv) {
+    int i;
     if (argc < 2) return usage_error("no command given", NULL);
+    for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)     /* safeload CMD --help */
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
     if (strcmp(argv[1], "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc - 2, argv + 2);
     if (strcmp(argv[1], "sample") == 0) return cmd_sample(argc - 2, argv + 2);

@@ -220,7 +220,7 @@ mkdir "$P/one"; cp "$T/one/m.safetensors" "$T/one/model.safetensors.index.json" 
 run $RUNNER "$CLI" inspect "$P/one"; check "inspect sharded escaped path" "$E/one: 1 shard, 1 tensor" "$(printf '%s\n' "$out" | head -n 1)"
 case "$(err)" in "warning: $E/one/m.safetensors: INDEX_UNLISTED_TENSOR: "*) ;; *) echo "FAIL: warning escaped path: $(err)"; fail=1;; esac
 all="$out$(err)"
-run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P/nope"; check "keys cannot open escaped" "error: $E/nope: cannot open" "$(err)"
+run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P/nope"; check "keys cannot open escaped" "error: $E/nope: cannot open: no such file (error 2)" "$(err)"
 all="$all$(err)"
 run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P"; check "keys cannot read escaped" "error: $E: cannot read the names" "$(err)"
 all="$all$(err)"
@@ -310,7 +310,9 @@ case $CLI in /*) A=$CLI;; *) A=$PWD/$CLI;; esac
 (cd "$T" && $RUNNER "$A" inspect s.safetensors -- >/dev/null); check "inspect PATH -- exit" 0 "$?"
 (cd "$T" && $RUNNER "$A" sample s2.safetensors -- >/dev/null); check "sample OUT -- exit" 0 "$?"
 (cd "$T" && $RUNNER "$A" verify -- s.safetensors -- 2>/dev/null); check "verify -- PATH -- (a second PATH) exit" 2 "$?"
-for a in "sample --help|error: unknown option --help" "load a --threads +3|error: --threads takes a whole number from 0 to 1024, not +3" \
+run $RUNNER "$CLI" sample --help
+case "$rc $out" in "0 usage:"*) ;; *) echo "FAIL: sample --help: $rc $out"; fail=1;; esac
+for a in "sample --hepl|error: unknown option --hepl" "load a --threads +3|error: --threads takes a whole number from 0 to 1024, not +3" \
          "load a --threads -0|error: --threads takes a whole number from 0 to 1024, not -0"; do
     # shellcheck disable=SC2086
     run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*} exit" 2 "$rc"
@@ -344,6 +346,57 @@ case "$out" in *'[tensor t]'*) ;; *) echo "FAIL: label from a shard name: $out";
 printf 'lm_head.scale\n\n\nfoo\000junk\n' > "$T/nul.txt"
 run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$T/nul.txt"; check "keys NUL exit" 2 "$rc"
 check "keys NUL" "error: $T/nul.txt: line 4 holds a NUL byte, which no tensor name can" "$(err)"
+
+# keys: a NUL ends the reading at once (an endless /dev/zero is refused, not read into memory);
+# a BOM is skipped like CRLF; a names file that will not open says why
+if [ -z "$RUNNER" ] && [ -c /dev/zero ]; then
+    run sh -c 'ulimit -v 400000; exec "$1" keys "$2" --expect /dev/zero' sh "$CLI" "$T/s.safetensors"
+    check "keys /dev/zero" "2 error: /dev/zero: line 1 holds a NUL byte, which no tensor name can" "$rc $(err)"
+fi
+printf '\357\273\277lm_head.scale\r\nmodel.norm.weight\r\nmodel.embed_tokens.weight\r\nempty.bias\r\nmodel.layers.0.self_attn.q_proj.weight\r\nmodel.layers.0.mlp.experts.3.up_proj.weight\r\n' > "$T/bom.txt"
+run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$T/bom.txt"
+check "keys BOM" "0 6 expected, 6 in the checkpoint: 0 missing, 0 unexpected" "$rc $out"
+run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$T/no such names"
+check "keys cannot open" "2 error: $T/no such names: cannot open: no such file (error 2)" "$rc $(err)"
+
+# CMD --help prints the usage on stdout and exits 0, as --help does; after "--" it is a PATH
+run $RUNNER "$CLI" inspect "$T/s.safetensors" --help
+case "$rc $out" in "0 usage:"*"safeload sample OUT"*) ;; *) echo "FAIL: inspect --help: $rc $out"; fail=1;; esac
+run $RUNNER "$CLI" verify -- --help; check "verify -- --help exit" 2 "$rc"
+
+# "(byte N)" is left out only where the message says "at byte N" itself, not where a quoted
+# path holds "byte N" (the index of a directory named "byte 131")
+mkdir "$T/byte 131"; cp "$T/s.safetensors" "$T/byte 131/m.safetensors"
+printf '{"weight_map":{"lm_head.scale":"m.safetensors"}}' > "$T/byte 131/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$T/byte 131"
+check "offset beside a path holding it" "warning: $T/byte 131/m.safetensors: INDEX_UNLISTED_TENSOR: tensor is in this shard but not in $T/byte 131/model.safetensors.index.json's weight_map; it is left out of the model [tensor model.norm.weight] (byte 131)" "$(head -n 1 "$T/err")"
+
+# failures a root-run test cannot cause with permissions, through tests/fail_io.c
+if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
+    # a load error names the tensor in full (past 255 bytes, control bytes escaped), as
+    # warnings do, for each I/O mode
+    long=$(printf 'L%.0s' $(seq 1 300))
+    mk "$T/rd.safetensors" "{\"$long\\u0007x\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},\"a\\u0007b\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[4,8]}}" abcdefgh
+    n=$(( $(wc -c < "$T/rd.safetensors") - 8 ))
+    for io in read direct; do
+        run env SL_FAIL_READ_AT=$n LD_PRELOAD="$FAIL_IO" "$CLI" load "$T/rd.safetensors" --io $io --threads 1
+        case "$rc $(err)" in "2 error: $T/rd.safetensors: IO_ERROR: "*"read at byte $n failed (error 5) [tensor $long\\x07x]") ;;
+            *) echo "FAIL: load error, full tensor name ($io): $rc $(err)"; fail=1;; esac
+    done
+    # an I/O error on a shard under a long directory whose name ends in .safetensors names the
+    # shard ([file ...]), not the directory given
+    mkdir "$L/io.safetensors"; cp "$L/bad/model.safetensors.index.json" "$L/io.safetensors/"
+    cp "$T/sm.safetensors" "$L/io.safetensors/b.safetensors"
+    run env SL_FAIL_OPEN=b.safetensors LD_PRELOAD="$FAIL_IO" "$CLI" verify "$L/io.safetensors"
+    case "$rc $out" in "2 error: $L/io.safetensors: IO_ERROR: cannot open: permission denied (error 13) [file $T/"*"...]") ;;
+        *) echo "FAIL: I/O error on a shard under a long .safetensors dir: $rc $out"; fail=1;; esac
+    # ... while the .safetensors file given is named in full, without [file]
+    cp "$T/s.safetensors" "$L/f.safetensors"
+    run env SL_FAIL_OPEN=f.safetensors LD_PRELOAD="$FAIL_IO" "$CLI" verify "$L/f.safetensors"
+    check "I/O error on a long .safetensors file" "2 error: $L/f.safetensors: IO_ERROR: cannot open: permission denied (error 13)" "$rc $out"
+else
+    echo "test_cli.sh: fail_io.so not built or a RUNNER set: I/O failure cases skipped"
+fi
 
 [ $fail = 0 ] && echo "test_cli.sh: all passed"
 exit $fail

@@ -1,0 +1,63 @@
+/* fail_io.so: an LD_PRELOAD shim (Linux, glibc) that makes the tool's I/O fail on cue, for the
+   CLI tests of errors that a root-run test cannot cause with permissions or a real disk.
+     SL_FAIL_READ_AT=N   pread/preadv that would touch byte N or later fail with EIO
+     SL_FAIL_OPEN=NAME   open of a path whose last component is NAME fails with EACCES
+   Built by `make test-cli` as build/fail_io.so. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static void *next(const char *sym) { return dlsym(RTLD_NEXT, sym); }
+
+static int read_fails(off_t at, size_t n) {
+    const char *v = getenv("SL_FAIL_READ_AT");
+    return v && at + (off_t)n > (off_t)strtoll(v, NULL, 10);
+}
+static int open_fails(const char *path) {
+    const char *v = getenv("SL_FAIL_OPEN"), *base = strrchr(path, '/');
+    return v && strcmp(base ? base + 1 : path, v) == 0;
+}
+
+#define SHIM_PREAD(name)                                                                   \
+    ssize_t name(int fd, void *b, size_t n, off_t at) {                                    \
+        ssize_t (*real)(int, void *, size_t, off_t);                                       \
+        if (read_fails(at, n)) { errno = EIO; return -1; }                                 \
+        *(void **)&real = next(#name);                                                     \
+        return real(fd, b, n, at);                                                         \
+    }
+#define SHIM_PREADV(name)                                                                  \
+    ssize_t name(int fd, const struct iovec *v, int k, off_t at) {                         \
+        ssize_t (*real)(int, const struct iovec *, int, off_t);                            \
+        size_t n = 0;                                                                      \
+        int i;                                                                             \
+        for (i = 0; i < k; i++) n += v[i].iov_len;                                         \
+        if (read_fails(at, n)) { errno = EIO; return -1; }                                 \
+        *(void **)&real = next(#name);                                                     \
+        return real(fd, v, k, at);                                                         \
+    }
+#define SHIM_OPEN(name)                                                                    \
+    int name(const char *path, int flags, ...) {                                           \
+        int (*real)(const char *, int, ...);                                               \
+        mode_t mode = 0;                                                                   \
+        va_list ap;                                                                        \
+        va_start(ap, flags);                                                               \
+        if (flags & O_CREAT) mode = (mode_t)va_arg(ap, int);                               \
+        va_end(ap);                                                                        \
+        if (open_fails(path)) { errno = EACCES; return -1; }                               \
+        *(void **)&real = next(#name);                                                     \
+        return real(path, flags, mode);                                                    \
+    }
+
+SHIM_PREAD(pread)
+SHIM_PREAD(pread64)
+SHIM_PREADV(preadv)
+SHIM_PREADV(preadv64)
+SHIM_OPEN(open)
+SHIM_OPEN(open64)
