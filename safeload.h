@@ -5212,8 +5212,11 @@ SL__DEF void safeload_pool_destroy(safeload_pool *p) {
 
 /* a: the allocator for the pool's own memory (NULL: the compile-time one) */
 /* where: the file or model a failure names ("" for safeload_pool_create) */
+/* fewer_ok: a call's temporary pool runs with the threads the system gives (a process's or a
+   container's thread limit), down to none but the caller's: the result is the same with any
+   count. A pool the caller creates asked for its count, and fails without it. */
 static safeload_result sl__pool_new(safeload_pool **out, int threads, const safeload_allocator *a,
-                                    const char *where, safeload_error *err) {
+                                    const char *where, int fewer_ok, safeload_error *err) {
     safeload_pool *p;
     *out = NULL;
     if (threads <= 0) threads = safeload_default_threads();
@@ -5240,6 +5243,7 @@ static safeload_result sl__pool_new(safeload_pool **out, int threads, const safe
             p->args[i].pool = p;
             p->args[i].id = i + 1;
             if (sl__thread_start(&p->ths[i], &p->args[i]) != 0) {
+                if (fewer_ok) { p->threads = i + 1; break; }
                 safeload_pool_destroy(p);
                 return sl__fail(err, SAFELOAD_THREAD_ERROR, where, SAFELOAD_NO_OFFSET, NULL, 0,
                                 "cannot start worker thread %d of %d", i + 1, threads - 1);
@@ -5257,7 +5261,7 @@ SL__DEF safeload_result safeload_pool_create(safeload_pool **out, int threads,
     sl__clear_error(err);
     if (!out) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                               "out is NULL");
-    return sl__pool_new(out, threads, NULL, "", err);
+    return sl__pool_new(out, threads, NULL, "", 0, err);
 }
 
 SL__DEF int safeload_pool_threads(const safeload_pool *p) { return p ? p->threads : 0; }
@@ -5357,10 +5361,10 @@ static safeload_result sl__pool_for(safeload_pool *given, int threads,
 #endif
     *use = NULL;
     if (threads > 1) {
-        safeload_result r = sl__pool_new(tmp, threads, a, where, err);
+        safeload_result r = sl__pool_new(tmp, threads, a, where, 1, err);
         if (r != SAFELOAD_OK) return r;
         *use = *tmp;
-        threads = (*tmp)->threads;          /* capped at 256 */
+        threads = (*tmp)->threads;          /* capped at 256, or the threads that started */
     }
     *workers = threads;
     return SAFELOAD_OK;

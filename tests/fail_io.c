@@ -2,11 +2,13 @@
    CLI tests of errors that a root-run test cannot cause with permissions or a real disk.
      SL_FAIL_READ_AT=N   pread/preadv that would touch byte N or later fail with EIO
      SL_FAIL_OPEN=NAME   open of a path whose last component is NAME fails with EACCES
+     SL_FAIL_THREADS=N   pthread_create fails with EAGAIN after N threads (a thread limit)
    Built by `make test-cli` as build/fail_io.so. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,3 +63,12 @@ SHIM_PREADV(preadv)
 SHIM_PREADV(preadv64)
 SHIM_OPEN(open)
 SHIM_OPEN(open64)
+
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+    static int made;
+    int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    const char *v = getenv("SL_FAIL_THREADS");
+    if (v && __atomic_fetch_add(&made, 1, __ATOMIC_RELAXED) >= atoi(v)) return EAGAIN;
+    *(void **)&real = next("pthread_create");
+    return real(t, attr, fn, arg);
+}

@@ -394,6 +394,17 @@ if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     cp "$T/s.safetensors" "$L/f.safetensors"
     run env SL_FAIL_OPEN=f.safetensors LD_PRELOAD="$FAIL_IO" "$CLI" verify "$L/f.safetensors"
     check "I/O error on a long .safetensors file" "2 error: $L/f.safetensors: IO_ERROR: cannot open: permission denied (error 13)" "$rc $out"
+    # a thread limit: the load runs with the threads it got, down to the caller's alone, and
+    # loads the same bytes
+    python3 -c 'import sys, struct; n = 16 << 20; h = b"{\"w\":{\"dtype\":\"U8\",\"shape\":[%d],\"data_offsets\":[0,%d]}}" % (n, n); open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + bytes(range(256)) * (n // 256))' "$T/big.safetensors"
+    run "$CLI" load "$T/big.safetensors" --threads 4 --checksum
+    sum=$(printf '%s\n' "$out" | tail -n 1)
+    case "$rc $out" in "0 loaded: "*"4 threads, io "*) ;; *) echo "FAIL: load with 4 threads: $rc $out"; fail=1;; esac
+    for k in 0 1; do
+        run env SL_FAIL_THREADS=$k LD_PRELOAD="$FAIL_IO" "$CLI" load "$T/big.safetensors" --threads 4 --checksum
+        case "$rc $out" in "0 loaded: "*" $((k + 1)) thread"*"$sum") ;; *) echo "FAIL: load under a limit of $k threads: $rc $out"; fail=1;; esac
+    done
+    run env SL_FAIL_THREADS=0 LD_PRELOAD="$FAIL_IO" "$CLI" verify "$T/one"; check "sharded open under a thread limit" 0 "$rc"
 else
     echo "test_cli.sh: fail_io.so not built or a RUNNER set: I/O failure cases skipped"
 fi
