@@ -1984,10 +1984,10 @@ static safeload_result sl__jstring(sl__jp *j, char **out, size_t *len, int *has_
    float feature. So what passes is decided by that parser, not by JSON or by correct rounding:
    - the significand keeps the leading digits while they fit in 64 bits; the integer digits
      after that raise the exponent, the fraction digits after that are dropped;
-   - "at least one digit after the point" is checked as "the exponent is not back to 0", so
-     an integer that overflowed 64 bits may end in a bare point (18446744073709551616.), and
-     one that overflowed by a single digit may not take exactly one more fraction digit that
-     still fits (18446744073709551616.0 is rejected);
+   - "at least one digit after the point" counts the fraction digits the significand took (a
+     fraction digit that overflows it ends the check): 18446744073709551616. is rejected and
+     18446744073709551616.0 passes. (serde_json before 1.0.89 tested the exponent instead,
+     which let the first through and stopped the second.)
    - the value is (double)significand * 10^exponent, one rounded multiply with the double
      nearest 10^exponent, and an infinite product is "number out of range": so
      1.7976931348623158e308 is rejected although it rounds to the largest double;
@@ -2065,13 +2065,13 @@ static safeload_result sl__jnumber_any(sl__jp *j) {
         return SAFELOAD_OK;
     }
     if (*p == '.') {
-        int dropped = 0;
+        int dropped = 0, kept = 0;
         for (p++; SL__ISDIGIT(*p); p++) {
             d = (unsigned)(*p - '0');
             if (dropped || sig > (UINT64_MAX - d) / 10) dropped = 1;
-            else { sig = sig * 10 + d; ex--; }
+            else { sig = sig * 10 + d; ex--; kept = 1; }
         }
-        if (!dropped && ex == 0) return sl__jfail(j, p, "invalid number");
+        if (!dropped && !kept) return sl__jfail(j, p, "invalid number");
     }
     if (*p == 'e' || *p == 'E') {
         int over = 0;

@@ -756,6 +756,7 @@ static int cmd_load(int argc, char **argv) {
     t2 = now_seconds();
     if (r != SAFELOAD_OK) {
         if (bar.shown) fputc('\n', stderr);
+        if (m) print_warnings(path, m);         /* the model opened: what it found still holds */
         print_error(path, &e, m);
         safeload_model_close(m);
         return is_io(r) ? 2 : 1;
@@ -880,6 +881,7 @@ static int cmd_keys(int argc, char **argv) {
     }
     if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK ||
         safeload_model_check_keys(m, (const char *const *)list, n, &rep, &e) != SAFELOAD_OK) {
+        if (m) print_warnings(path, m);
         print_error(path, &e, m);
         safeload_model_close(m);                /* NULL when the open failed */
         free(list);

@@ -383,6 +383,12 @@ if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
         case "$rc $(err)" in "2 error: $T/rd.safetensors: IO_ERROR: "*"read at byte $n failed (error 5) [tensor $long\\x07x]") ;;
             *) echo "FAIL: load error, full tensor name ($io): $rc $(err)"; fail=1;; esac
     done
+    # a load that fails after the open still prints the open's warnings, then the error
+    mkdir "$T/wf"; cp "$T/rd.safetensors" "$T/wf/m.safetensors"
+    printf '{"weight_map":{"a\\u0007b":"m.safetensors"}}' > "$T/wf/model.safetensors.index.json"
+    run env SL_FAIL_READ_AT=$n LD_PRELOAD="$FAIL_IO" "$CLI" load "$T/wf"
+    case "$rc $(err)" in "2 warning: $T/wf/m.safetensors: INDEX_UNLISTED_TENSOR: "*"[tensor $long\x07x] (byte 9)
+error: $T/wf/m.safetensors: IO_ERROR: "*"[tensor a\x07b]") ;; *) echo "FAIL: warnings before a load error: $rc $(err)"; fail=1;; esac
     # an I/O error on a shard under a long directory whose name ends in .safetensors names the
     # shard ([file ...]), not the directory given
     mkdir "$L/io.safetensors"; cp "$L/bad/model.safetensors.index.json" "$L/io.safetensors/"
