@@ -187,7 +187,9 @@ SAFELOAD_API const char *safeload_result_message(safeload_result r); /* the tabl
 /* ---------------------------------------------------------------------------------------------
    Allocation. Zero = the compile-time allocator: SAFELOAD_MALLOC when defined (it then takes
    every allocation, load arenas included), else libc, with load arenas of 2 MiB or more taken
-   from the OS as page-aligned (huge-page) mappings. realloc is optional.
+   from the OS as page-aligned (huge-page) mappings. realloc is optional. One call never calls
+   yours from two threads at once (parallel shard opens take turns); calls you make from
+   several threads with the same allocator do.
    ------------------------------------------------------------------------------------------ */
 typedef struct safeload_allocator {
     void *(*alloc)(void *user, size_t size);
@@ -887,6 +889,11 @@ typedef HANDLE sl__os_file;
 #  include <sys/uio.h>
 typedef int sl__os_file;
 #  define SL__NO_FILE (-1)
+#  if defined(ENOTBLK)                 /* our code for "a block device", with our own words */
+#    define SL__EBLOCKDEV ENOTBLK
+#  else
+#    define SL__EBLOCKDEV ENODEV
+#  endif
 #  if defined(__linux__) && !defined(__cplusplus) && (defined(__LP64__) || defined(_LP64))
 /* If the implementation file included system headers in strict C99 mode before this one,
    these POSIX/GNU declarations are hidden. On 64-bit Linux their ABI is fixed (no 64-bit
@@ -1038,7 +1045,6 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
 #else
     struct stat st;
     int flags = O_RDONLY | O_CLOEXEC, fd;
-    off_t end;
 #  if defined(O_DIRECT)
     if (direct) flags |= O_DIRECT;
 #  else
@@ -1046,7 +1052,7 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
 #  endif
     SL__UNUSED(a);
     /* non-blocking: a FIFO without a writer would otherwise block the open forever. It is
-       refused below; for files and block devices the flag changes nothing, and is cleared. */
+       refused below; for a file the flag changes nothing, and is cleared. */
     do fd = open(path, flags | O_NONBLOCK); while (fd < 0 && errno == EINTR);
     if (fd < 0) return errno ? errno : EIO;
     if (fstat(fd, &st) != 0) { int e = errno; close(fd); return e ? e : EIO; }
@@ -1054,13 +1060,11 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
     if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) { close(fd); return ESPIPE; }
     /* /dev/zero, a tty: no size, endless or interactive bytes; not a checkpoint */
     if (S_ISCHR(st.st_mode)) { close(fd); return ENODEV; }
+    /* a block device: its size is the device's, which a checkpoint (exactly its header and
+       tensors) fills only by chance */
+    if (!S_ISREG(st.st_mode)) { close(fd); return SL__EBLOCKDEV; }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    if (S_ISREG(st.st_mode)) *size = (uint64_t)st.st_size;
-    else {
-        end = lseek(fd, 0, SEEK_END);
-        if (end < 0) { int e = errno; close(fd); return e ? e : EIO; }
-        *size = (uint64_t)end;
-    }
+    *size = (uint64_t)st.st_size;
 #  if defined(__APPLE__) && defined(F_NOCACHE)
     if (direct) fcntl(fd, F_NOCACHE, 1);
 #  endif
@@ -1092,6 +1096,7 @@ static const char *sl__os_why(int e, const char *dflt) {
     if (e == ESPIPE) return "a pipe or socket, not a file";
     if (e == ENXIO) return "a socket or a device that is not there, not a file";
     if (e == ENODEV) return "a character device, not a file";
+    if (e == SL__EBLOCKDEV) return "a block device, not a file";
     if (e == ENOTDIR) return "a part of the path is not a directory";
     if (e == ENAMETOOLONG) return "name too long";
     if (e == ENOSPC) return "no space left on the device";
@@ -1273,19 +1278,23 @@ static uint64_t sl__entropy(const void *a) {
 
 /* What is at path (through symlinks): 0 nothing (or unknown), 1 a regular file, 2 a directory,
    3 anything else (a device, FIFO or socket). */
+/* What is at path: 0 nothing, 1 a file, 2 a directory, 3 something else, -1 cannot tell (a
+   directory on the way denies access) */
 static int sl__os_kind(const char *path, const safeload_allocator *a) {
 #if defined(SL__WINDOWS)
     DWORD at;
+    int denied;
     wchar_t *w = sl__widen(path, a);
     if (!w) return 0;
     at = GetFileAttributesW(w);
+    denied = at == INVALID_FILE_ATTRIBUTES && GetLastError() == ERROR_ACCESS_DENIED;
     sl__free(a, w);
-    if (at == INVALID_FILE_ATTRIBUTES) return 0;
+    if (at == INVALID_FILE_ATTRIBUTES) return denied ? -1 : 0;
     return (at & FILE_ATTRIBUTE_DIRECTORY) ? 2 : (at & 0x40u) ? 3 : 1;   /* 0x40: a device */
 #else
     struct stat st;
     SL__UNUSED(a);
-    if (stat(path, &st) != 0) return 0;
+    if (stat(path, &st) != 0) return errno == EACCES || errno == EPERM ? -1 : 0;
     return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 3;
 #endif
 }
@@ -5225,6 +5234,7 @@ static safeload_result sl__pool_new(safeload_pool **out, int threads, const safe
     if (!p) return SL__OOM(err, where);
     if (a) p->alloc = *a;
 #if defined(SAFELOAD_NO_THREADS)
+    SL__UNUSED(fewer_ok);
     p->threads = 1;
 #else
     {
@@ -5569,9 +5579,35 @@ typedef struct sl__shard_job {
     volatile size_t fail_at;            /* the first shard that failed so far; n: none */
     safeload_result fail_res;
     safeload_error fail_err;
-    sl__mutex mu;
+    sl__mutex mu;                       /* the first failure, and calls to a caller's allocator */
     const safeload_open_desc *open;
+    safeload_open_desc locked;          /* desc->open with the caller's allocator behind mu */
 } sl__shard_job;
+
+/* A caller's allocator is never called from two threads at once (a bump allocator without a
+   lock is a fair thing to pass), so the parallel shard opens take turns at it. */
+static void *sl__locked_alloc(void *user, size_t n) {
+    sl__shard_job *j = (sl__shard_job *)user;
+    void *p;
+    sl__mutex_lock(&j->mu);
+    p = j->open->allocator.alloc(j->open->allocator.user, n);
+    sl__mutex_unlock(&j->mu);
+    return p;
+}
+static void *sl__locked_realloc(void *user, void *ptr, size_t old_n, size_t n) {
+    sl__shard_job *j = (sl__shard_job *)user;
+    void *p;
+    sl__mutex_lock(&j->mu);
+    p = j->open->allocator.realloc(j->open->allocator.user, ptr, old_n, n);
+    sl__mutex_unlock(&j->mu);
+    return p;
+}
+static void sl__locked_free(void *user, void *ptr) {
+    sl__shard_job *j = (sl__shard_job *)user;
+    sl__mutex_lock(&j->mu);
+    j->open->allocator.free(j->open->allocator.user, ptr);
+    sl__mutex_unlock(&j->mu);
+}
 
 static void sl__shard_worker(void *ctx, int worker) {
     sl__shard_job *j = (sl__shard_job *)ctx;
@@ -5581,7 +5617,8 @@ static void sl__shard_worker(void *ctx, int worker) {
         safeload_error e;
         safeload_result r;
         if (i >= j->n || i > sl__atomic_load(&j->fail_at)) break;
-        r = safeload_open(&j->files[i], j->paths[i], j->open, &e);
+        r = safeload_open(&j->files[i], j->paths[i],
+                          j->open->allocator.alloc ? &j->locked : j->open, &e);
         if (r == SAFELOAD_OK) continue;
         sl__mutex_lock(&j->mu);
         if (i < j->fail_at) {
@@ -5826,19 +5863,29 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                      "cannot create a mutex");
         goto done;
     }
+    job.locked = desc->open;
+    job.locked.allocator.alloc = sl__locked_alloc;
+    job.locked.allocator.realloc = desc->open.allocator.realloc ? sl__locked_realloc : NULL;
+    job.locked.allocator.free = sl__locked_free;
+    job.locked.allocator.user = &job;
     r = sl__pool_for(desc->pool, desc->threads, a, &pool, &tmp_pool, &workers, path, err);
     if (r == SAFELOAD_OK)
         sl__pool_run(pool, sl__shard_worker, &job, (int)SL__MIN((size_t)workers, n_names));
+    for (i = 0; i < n_names; i++)       /* the shards outlive the job: the caller's allocator */
+        if (m->shards[i]) m->shards[i]->alloc = desc->open.allocator;
     sl__mutex_destroy(&job.mu);
     safeload_pool_destroy(tmp_pool);
     if (r != SAFELOAD_OK) goto done;
     if (job.fail_at < n_names) {
+        int kind;
         i = job.fail_at;
         r = job.fail_res;
         if (err) *err = job.fail_err;
         /* a shard that is not there (or is not a file) is the index's fault; one that is
-           there but cannot be opened (permissions, no descriptors left) stays an IO_ERROR */
-        if (r == SAFELOAD_IO_ERROR && sl__os_kind(paths[i], a) != 1) {
+           there but cannot be opened (permissions, no descriptors left, or a directory on the
+           way that denies access, so that we cannot tell) stays an IO_ERROR */
+        kind = r == SAFELOAD_IO_ERROR ? sl__os_kind(paths[i], a) : 1;
+        if (kind == 0 || kind >= 2) {
             /* name the first tensor the index puts there (its offset would be the index's,
                and err.file is the shard) */
             const safeload_kv *first = NULL;

@@ -1,7 +1,9 @@
 /* fail_io.so: an LD_PRELOAD shim (Linux, glibc) that makes the tool's I/O fail on cue, for the
    CLI tests of errors that a root-run test cannot cause with permissions or a real disk.
      SL_FAIL_READ_AT=N   pread/preadv that would touch byte N or later fail with EIO
-     SL_FAIL_OPEN=NAME   open of a path whose last component is NAME fails with EACCES
+     SL_FAIL_OPEN=NAME   open of a path whose last component is NAME fails with EACCES, and
+                         so does stat where SL_FAIL_STAT is set too (a directory on the way
+                         that denies access, as a non-root user would meet it)
      SL_FAIL_THREADS=N   pthread_create fails with EAGAIN after N threads (a thread limit)
    Built by `make test-cli` as build/fail_io.so. */
 #define _GNU_SOURCE
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -57,12 +60,24 @@ static int open_fails(const char *path) {
         return real(path, flags, mode);                                                    \
     }
 
+#define SHIM_STAT(name, type)                                                              \
+    int name(const char *path, type *st) {                                                 \
+        int (*real)(const char *, type *);                                                 \
+        if (getenv("SL_FAIL_STAT") && open_fails(path)) { errno = EACCES; return -1; }     \
+        *(void **)&real = next(#name);                                                     \
+        return real(path, st);                                                             \
+    }
+
 SHIM_PREAD(pread)
 SHIM_PREAD(pread64)
 SHIM_PREADV(preadv)
 SHIM_PREADV(preadv64)
 SHIM_OPEN(open)
 SHIM_OPEN(open64)
+SHIM_STAT(stat, struct stat)
+#if defined(__GLIBC__)
+SHIM_STAT(stat64, struct stat64)
+#endif
 
 int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     static int made;

@@ -119,6 +119,18 @@ out=$(timeout 10 $RUNNER "$CLI" verify "$T/fifo" 2>&1); rc=$?
 check "verify fifo exit" 2 "$rc"
 run $RUNNER "$CLI" sample "$T/fifo"; check "sample over a fifo exit" 2 "$rc"
 [ -p "$T/fifo" ] || { echo "FAIL: sample replaced the fifo"; fail=1; }
+# a block device neither (its size is the device's), alone or as a shard; where one can be read
+blk=
+for b in /dev/loop0 /dev/loop1 /dev/sda /dev/vda /dev/nvme0n1; do [ -b "$b" ] && [ -r "$b" ] && { blk=$b; break; }; done
+if [ -n "$blk" ] && [ -z "$RUNNER" ]; then
+    run "$CLI" verify "$blk"
+    check "verify a block device" "1 error: $blk: IO_ERROR: cannot open: a block device, not a file (error 15)" "$(($rc == 2)) $out"
+    mkdir "$T/blk"; ln -s "$blk" "$T/blk/b.safetensors"
+    printf '{"weight_map":{"t":"b.safetensors"}}' > "$T/blk/model.safetensors.index.json"
+    run "$CLI" verify "$T/blk"
+    case "$rc $out" in "2 error: $T/blk: INDEX_SHARD_MISSING: "*"a block device, not a file"*) ;;
+        *) echo "FAIL: a block device as a shard: $rc $out"; fail=1;; esac
+fi
 # a character device is not a (0-byte) checkpoint
 run $RUNNER "$CLI" verify /dev/zero; check "verify /dev/zero exit" 2 "$rc"
 check "verify /dev/zero" "error: /dev/zero: IO_ERROR: cannot open: a character device, not a file (error 19)" "$out"
@@ -411,6 +423,12 @@ error: $T/wf/m.safetensors: IO_ERROR: "*"[tensor a\x07b]") ;; *) echo "FAIL: war
         case "$rc $out" in "0 loaded: "*" $((k + 1)) thread"*"$sum") ;; *) echo "FAIL: load under a limit of $k threads: $rc $out"; fail=1;; esac
     done
     run env SL_FAIL_THREADS=0 LD_PRELOAD="$FAIL_IO" "$CLI" verify "$T/one"; check "sharded open under a thread limit" 0 "$rc"
+    # a shard behind a directory that denies access (stat fails too) may well be there: an
+    # IO_ERROR naming it, not the index's INDEX_SHARD_MISSING
+    mkdir "$T/deny"; cp "$T/s.safetensors" "$T/deny/b.safetensors"
+    printf '{"weight_map":{"lm_head.scale":"b.safetensors"}}' > "$T/deny/model.safetensors.index.json"
+    run env SL_FAIL_STAT=1 SL_FAIL_OPEN=b.safetensors LD_PRELOAD="$FAIL_IO" "$CLI" verify "$T/deny"
+    check "shard behind a denying directory" "2 error: $T/deny: IO_ERROR: cannot open: permission denied (error 13) [file $T/deny/b.safetensors]" "$rc $out"
 else
     echo "test_cli.sh: fail_io.so not built or a RUNNER set: I/O failure cases skipped"
 fi

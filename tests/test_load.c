@@ -85,6 +85,40 @@ static safeload_allocator tl_allocator(tl_alloc *a, long fail_at) {
     return al;
 }
 
+/* ---- an allocator that counts calls made while another call is inside it ---- */
+typedef struct tl_excl { tl_alloc base; int inside, overlaps; } tl_excl;
+static void tl_excl_enter(tl_excl *x) {
+    volatile int k;
+    if (__atomic_fetch_add(&x->inside, 1, __ATOMIC_SEQ_CST) != 0)
+        __atomic_fetch_add(&x->overlaps, 1, __ATOMIC_SEQ_CST);
+    for (k = 0; k < 20000; k++) {}          /* stay a while, as a real allocator might */
+}
+static void tl_excl_leave(tl_excl *x) { __atomic_fetch_sub(&x->inside, 1, __ATOMIC_SEQ_CST); }
+static void *tl_excl_malloc(void *user, size_t n) {
+    tl_excl *x = (tl_excl *)user;
+    void *p;
+    tl_excl_enter(x);
+    p = tl_malloc(&x->base, n);
+    tl_excl_leave(x);
+    return p;
+}
+static void *tl_excl_realloc(void *user, void *p, size_t old_n, size_t n) {
+    tl_excl *x = (tl_excl *)user;
+    void *q;
+    (void)old_n;
+    tl_excl_enter(x);
+    q = realloc(p, n);
+    if (q && !p) __atomic_fetch_add(&x->base.live, 1, __ATOMIC_RELAXED);
+    tl_excl_leave(x);
+    return q;
+}
+static void tl_excl_free(void *user, void *p) {
+    tl_excl *x = (tl_excl *)user;
+    tl_excl_enter(x);
+    tl_free(&x->base, p);
+    tl_excl_leave(x);
+}
+
 /* ---- test checkpoints ---- */
 static char tl_dir[256];
 
@@ -842,6 +876,39 @@ static void tl_write_index(const tl_model *m, const char *idx, const char *extra
     at += (size_t)snprintf(s + at, cap - at, "%s\n  }\n}\n", extra ? extra : "");
     tl_write_text(idx, s);
     free(s);
+}
+
+/* A caller's allocator (a lock-free bump allocator is a fair thing to pass) is never called
+   from two threads at once, though shard headers are opened in parallel; the shards keep it. */
+static void test_shard_allocator(void) {
+    char sub[300];
+    int round, with_realloc;
+    snprintf(sub, sizeof sub, "%s/sharded", tl_dir);
+    for (with_realloc = 0; with_realloc < 2; with_realloc++)
+        for (round = 0; round < (tl_quick() ? 3 : 10); round++) {
+            tl_excl x;
+            safeload_model_desc md;
+            safeload_model *mod = NULL;
+            safeload_loaded *l = NULL;
+            safeload_error e;
+            memset(&x, 0, sizeof x);
+            memset(&md, 0, sizeof md);
+            md.open.allocator = tl_allocator(&x.base, -1);
+            md.open.allocator.alloc = tl_excl_malloc;
+            md.open.allocator.realloc = with_realloc ? tl_excl_realloc : NULL;
+            md.open.allocator.free = tl_excl_free;
+            md.open.allocator.user = &x;
+            md.threads = 4;
+            CHECK_MSG(safeload_model_open(&mod, sub, &md, &e) == SAFELOAD_OK, "%s", e.message);
+            CHECK_EQ_U64(safeload_model_shard_count(mod), 4);
+            CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, NULL, &l, &e) == SAFELOAD_OK);
+            safeload_loaded_free(l);
+            safeload_model_close(mod);
+            CHECK_MSG(x.overlaps == 0, "allocator entered from 2 threads at once %d times",
+                      x.overlaps);
+            CHECK_MSG(x.base.live == 0, "%ld allocations left", x.base.live);
+            CHECK(x.base.calls > 8);
+        }
 }
 
 static void test_shards(const tl_model *m) {
@@ -2089,6 +2156,7 @@ int main(void) {
     test_huge_tensor();
     test_map_lifetime(&m, path);
     test_shards(&m);
+    test_shard_allocator();
     test_index_scale();
     test_progress_cancel(&m, path);
     test_request_errors(&m, path);
