@@ -844,9 +844,15 @@ static safeload_result sl__fail(safeload_error *err, safeload_result code, const
     sl__copy_trunc(err->file, sizeof err->file, file, file ? strlen(file) : 0);
     sl__copy_trunc(err->tensor, sizeof err->tensor, name, name_len);
     if (fmt) {
+        int n;
         va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        n = vsnprintf(err->message, sizeof err->message, fmt, ap);
         va_end(ap);
+        if (n >= (int)sizeof err->message) {     /* cut (a long path in it): say so, as */
+            size_t k = sizeof err->message - 4;   /* sl__copy_trunc does */
+            while (k > 0 && ((unsigned char)err->message[k] & 0xC0) == 0x80) k--;
+            memcpy(err->message + k, "...", 4);
+        }
         sl__err_clean(err->message, strlen(err->message));
     } else {
         sl__copy_trunc(err->message, sizeof err->message, safeload_result_message(code),
@@ -5893,7 +5899,8 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                 if (strcmp(ix->map[k].value, names[i]) == 0) first = &ix->map[k];
             r = sl__fail(err, SAFELOAD_INDEX_SHARD_MISSING, paths[i], SAFELOAD_NO_OFFSET,
                          first ? first->key : NULL, first ? first->key_len : 0,
-                         "shard listed in %s cannot be opened: %s", path, job.fail_err.message);
+                         "shard cannot be opened (%s), listed in %s", job.fail_err.message,
+                         path);
         }
         goto done;
     }

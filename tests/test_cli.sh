@@ -284,6 +284,12 @@ run $RUNNER "$CLI" verify "$L/d.safetensors"
 case "$out" in "error: $L/d.safetensors: SIZE_MISMATCH: "*"[file $T/"*"...] (byte 9)") ;;
     *) echo "FAIL: long .safetensors dir, bad shard: $out"; fail=1;; esac
 
+# a message cut for a long path says so ("..."), and keeps the reason ahead of the path
+mkdir "$L/gone"; printf '{"weight_map":{"z":"b.safetensors"}}' > "$L/gone/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$L/gone"
+case "$rc $out" in "2 error: $L/gone: INDEX_SHARD_MISSING: shard cannot be opened (cannot open: no such file (error 2)), listed in $T/"*"... [tensor z] [file $T/"*"...]") ;;
+    *) echo "FAIL: long path in a message: $rc $out"; fail=1;; esac
+
 # --progress shows a bar for an empty load too (the library reports the end once, 0 of 0)
 mk "$T/nothing.safetensors" '{"e":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}}'
 run $RUNNER "$CLI" load "$T/nothing.safetensors" --progress; check "empty load exit" 0 "$rc"
