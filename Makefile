@@ -118,7 +118,9 @@ test-cxx: | $(BUILD)
 	    tests/compile_check.c -o $(BUILD)/c_switches $(LDLIBS)
 	./$(BUILD)/c_switches
 	$(CLANG) $(STD) $(WARN) -O2 -I. -DSAFELOAD_NO_WEAK_HOOKS -c tests/compile_check.c -o $(BUILD)/clang.o
-	$(CC) $(STD) $(WARN) -O0 -I. -c tests/compile_check.c -o $(BUILD)/O0.o
+	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O0 -I. -c tests/compile_check.c -o $(BUILD)/O0.o
+	$(CXX) -x c++ -std=c++11 $(WARN) -Wshadow -Wconversion -Wsign-conversion -O0 -I. \
+	    -c tests/compile_check.c -o $(BUILD)/cxx_O0.o
 	$(CC) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST tests/compile_check.c -o $(BUILD)/last_gcc $(LDLIBS)
 	./$(BUILD)/last_gcc
 	$(CLANG) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST tests/compile_check.c -o $(BUILD)/last_clang $(LDLIBS)

@@ -3539,6 +3539,9 @@ static safeload_result sl__check_keys(const sl__nameset *ns, const char *const *
     if (n && !expected)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "expected is NULL");
+    if ((uint64_t)n >= 0xFFFFFFFFu)       /* the dedup table's slots hold a 32-bit index */
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "too many names (%llu; at most 2^32 - 2)", (sl__ull)n);
     for (i = 0; i < n; i++)       /* a NULL would come back in missing[] for the caller to print */
         if (!expected[i])
             return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
@@ -4527,8 +4530,11 @@ SL__INLINE SL__T512 void sl__st512(unsigned char *p, __m512i v, int nt) {
 SL__INLINE SL__T512 __m512i sl__avx512_join(__m256i lo, __m256i hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
+/* the masked form with every lane set: gcc's -O0 macro for the plain one passes -1 as a
+   __mmask16, a -Wsign-conversion warning in the user's build; the instruction is the same */
 SL__INLINE SL__T512 __m256i sl__avx512_f32_f16(__m512i x) {
-    return _mm512_cvtps_ph(_mm512_castsi512_ps(x), SL__RNE);
+    return _mm512_mask_cvtps_ph(_mm256_setzero_si256(), (__mmask16)0xFFFF,
+                                _mm512_castsi512_ps(x), SL__RNE);
 }
 SL__INLINE SL__T512 __m512i sl__avx512_f16_f32(__m256i h) {
     return _mm512_castps_si512(_mm512_cvtph_ps(h));

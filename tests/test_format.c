@@ -834,7 +834,7 @@ static void test_incomplete(void) {
             safeload_file *f = NULL;
             safeload_error e;
             int k;
-            for (k = 0; k < 8; k++) img[k] = (unsigned char)(N >> (8 * k));
+            for (k = 0; k < 8; k++) img[k] = (unsigned char)((uint64_t)N >> (8 * k));
             memcpy(img + 8, h, N);
             CHECK(safeload_open_memory(&f, img, n, NULL, &e) == SAFELOAD_INCOMPLETE_BUFFER && !f);
             CHECK_MSG(strstr(e.message, want[i]) != NULL, "%s", e.message);
@@ -861,7 +861,7 @@ static void test_incomplete(void) {
         unsigned char *img = (unsigned char *)calloc(1, n);
         safeload_file *f = NULL;
         safeload_error e;
-        for (i = 0; i < 8; i++) img[i] = (unsigned char)((N + 1) >> (8 * i));
+        for (i = 0; i < 8; i++) img[i] = (unsigned char)((uint64_t)(N + 1) >> (8 * i));
         memcpy(img + 8, b, N + 1);
         CHECK(safeload_open_memory(&f, img, n, NULL, &e) == SAFELOAD_INCOMPLETE_BUFFER && !f);
         CHECK_MSG(strstr(e.message, "past byte 2^64") != NULL && e.offset == n, "%s", e.message);
@@ -1394,6 +1394,11 @@ static void test_check_keys(void) {
     CHECK(safeload_check_keys(o.f, NULL, 0, &rep, &err) == SAFELOAD_OK);
     CHECK_EQ_U64(rep.missing_count, 0); CHECK_EQ_U64(rep.unexpected_count, 0);
     safeload_key_report_free(&rep);
+    {   /* a count past the dedup table's 32-bit index is refused before a name is read */
+        const char *one[1] = {"a"};
+        CHECK(safeload_check_keys(o.f, one, SIZE_MAX, &rep, &err) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(rep.missing == NULL && strstr(err.message, "too many names") != NULL);
+    }
     {   /* a NULL name is refused (it would come back in missing[] for the caller to print) */
         const char *withnull[3] = {"a", NULL, "b"};
         CHECK(safeload_check_keys(o.f, withnull, 3, &rep, &err) == SAFELOAD_INVALID_ARGUMENT);
