@@ -1283,9 +1283,8 @@ static uint64_t sl__entropy(const void *a) {
 #endif
 
 /* What is at path (through symlinks): 0 nothing (or unknown), 1 a regular file, 2 a directory,
-   3 anything else (a device, FIFO or socket). */
-/* What is at path: 0 nothing, 1 a file, 2 a directory, 3 something else, -1 cannot tell (a
-   directory on the way denies access) */
+   3 anything else (a device, FIFO or socket), -1 cannot tell (a directory on the way denies
+   access). */
 static int sl__os_kind(const char *path, const safeload_allocator *a) {
 #if defined(SL__WINDOWS)
     DWORD at;

@@ -809,10 +809,11 @@ static int cmd_keys(int argc, char **argv) {
     if (!names) return usage_error("keys needs --expect NAMES_FILE", NULL);
     fp = fopen(names, "rb");
     if (!fp) {
+        int why = errno;                        /* before the prints below can change it */
         fprintf(stderr, "error: ");
         put_str(stderr, names);
-        fprintf(stderr, ": cannot open: %s (error %d)\n", errno == ENOENT ? "no such file" :
-                errno == EACCES || errno == EPERM ? "permission denied" : "failed", errno);
+        fprintf(stderr, ": cannot open: %s (error %d)\n", why == ENOENT ? "no such file" :
+                why == EACCES || why == EPERM ? "permission denied" : "failed", why);
         return 2;
     }
     /* read to the end in pieces: a pipe or /dev/stdin has no size to ask for. A NUL byte
