@@ -2761,6 +2761,8 @@ static int sl__safe_shard_name(const char *s, size_t n) {
    safe-name check will refuse (an empty part, "..") are left as written, for its message. */
 static size_t sl__drop_dot_parts(char *s, size_t n) {
     size_t i, start = 0, w = 0;
+    if (!memchr(s, '/', n) && !(SL__WINDOWS_PATHS && memchr(s, '\\', n)))
+        return n;                                       /* one part: nothing to drop */
     if (!sl__safe_shard_name(s, n)) return n;
 #if SL__WINDOWS_PATHS
     /* there w\a and w/a name one file: one spelling, so one shard */
@@ -5776,6 +5778,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     const char **names = NULL;
     size_t i, k, n_names = 0, dlen = strlen(path), total = 0, more = 0;
     unsigned char *skip = NULL;
+    uint32_t *owner = NULL;             /* per weight_map entry: the shard holding it */
     sl__table itab;
     int64_t dup;
     safeload_pool *pool, *tmp_pool = NULL;
@@ -5834,14 +5837,6 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                      ix->map[dup].key_len, "weight_map lists the tensor twice");
         goto done;
     }
-    for (i = 0; i < ix->map_count; i++)
-        if (!sl__safe_shard_name(ix->map[i].value, ix->map[i].value_len)) {
-            r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->map_pos[i], ix->map[i].key,
-                         ix->map[i].key_len, "shard name \"%.*s\" is not a file inside the "
-                         "index's directory (absolute, an empty part, .. or a final .)",
-                         (int)SL__MIN(ix->map[i].value_len, 100), ix->map[i].value);
-            goto done;
-        }
 
     /* distinct shard names, sorted */
     by_shard = (safeload_kv *)sl__malloc(a, (ix->map_count + 1) * sizeof *by_shard);
@@ -5854,6 +5849,18 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
         if (!n_names || sl__name_cmp(by_shard[i].value, by_shard[i].value_len, names[n_names - 1],
                                      strlen(names[n_names - 1])) != 0)
             names[n_names++] = by_shard[i].value;   /* values are NUL-terminated in place */
+    /* safe shard names: checked once per distinct name; an unsafe one is reported at its
+       first entry in the index */
+    for (k = 0; k < n_names && sl__safe_shard_name(names[k], strlen(names[k])); k++) {}
+    if (k < n_names)
+        for (i = 0; i < ix->map_count; i++)
+            if (!sl__safe_shard_name(ix->map[i].value, ix->map[i].value_len)) {
+                r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->map_pos[i], ix->map[i].key,
+                             ix->map[i].key_len, "shard name \"%.*s\" is not a file inside the "
+                             "index's directory (absolute, an empty part, .. or a final .)",
+                             (int)SL__MIN(ix->map[i].value_len, 100), ix->map[i].value);
+                goto done;
+            }
 
     /* open and parse every shard, in parallel */
     paths = (char **)sl__calloc(a, n_names + 1, sizeof *paths);
@@ -5913,8 +5920,10 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     /* the index against the shards */
     for (i = 0; i < n_names; i++) total += m->shards[i]->count;
     skip = (unsigned char *)sl__calloc(a, total + 1, 1);
-    if (!skip) { r = SL__OOM(err, path); goto done; }
-    /* every shard tensor: listed in the index, and for that shard? */
+    owner = (uint32_t *)sl__malloc_n(a, ix->map_count + 1, sizeof *owner);
+    if (!skip || !owner) { r = SL__OOM(err, path); goto done; }
+    for (i = 0; i < ix->map_count; i++) owner[i] = UINT32_MAX;
+    /* every shard tensor: listed in the index (which notes where it was found), or skipped */
     for (i = 0, total = 0; i < n_names; i++) {
         const safeload_file *f = m->shards[i];
         for (k = 0; k < f->count; k++, total++) {
@@ -5922,7 +5931,7 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
             int64_t at = sl__table_find(&itab, SL__KEYS(ix->map, safeload_kv), t->name,
                                         t->name_len, sl__hash(t->name, t->name_len, m->k0, m->k1));
             safeload_error w;
-            if (at >= 0) continue;
+            if (at >= 0) { owner[at] = (uint32_t)i; continue; }
             skip[total] = 1;
             if (desc->flags & SAFELOAD_MODEL_STRICT) {
                 r = sl__fail(err, SAFELOAD_INDEX_UNLISTED_TENSOR, f->path, t->header_offset,
@@ -5946,12 +5955,13 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
                  "at %d)", (sl__ull)more, SL__MAX_WARNINGS);
         if (!sl__model_warn(m, &w)) { r = SL__OOM(err, path); goto done; }
     }
+    /* every entry: in a shard (at most one: the model's table refuses a name in two), and in
+       the one the index names */
     if ((r = sl__model_index(m, skip, err)) != SAFELOAD_OK) goto done;
     for (i = 0; i < ix->map_count; i++) {
-        size_t shard;
+        size_t shard = owner[i];
         const safeload_kv *kv = &ix->map[i];
-        const safeload_tensor *t = sl__model_lookup(m, kv->key, kv->key_len, &shard);
-        if (!t) {
+        if (owner[i] == UINT32_MAX) {
             r = sl__fail(err, SAFELOAD_INDEX_MISSING_TENSOR, path, ix->map_pos[i], kv->key,
                          kv->key_len, "the index puts the tensor in %s, which does not hold it, "
                          "and no other shard does", kv->value);
@@ -5972,6 +5982,7 @@ done:
     sl__free(a, by_shard);
     sl__free(a, tmp);
     sl__free(a, skip);
+    sl__free(a, owner);
     sl__table_free(&itab, a);
     return r;
 }

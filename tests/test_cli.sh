@@ -284,6 +284,13 @@ run $RUNNER "$CLI" verify "$L/d.safetensors"
 case "$out" in "error: $L/d.safetensors: SIZE_MISMATCH: "*"[file $T/"*"...] (byte 9)") ;;
     *) echo "FAIL: long .safetensors dir, bad shard: $out"; fail=1;; esac
 
+# unsafe shard names: the first entry in index order that has one is named (they are checked
+# once per distinct name, in sorted order, so "/abs" would come first there)
+mkdir "$T/unsafe"
+printf '{"weight_map":{"a":"../x.safetensors","b":"/abs.safetensors","c":"m.safetensors"}}' > "$T/unsafe/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$T/unsafe"
+check "first unsafe shard name" "1 error: $T/unsafe: INVALID_INDEX: shard name \"../x.safetensors\" is not a file inside the index's directory (absolute, an empty part, .. or a final .) [tensor a] [file $T/unsafe/model.safetensors.index.json] (byte 15)" "$rc $out"
+
 # a message cut for a long path says so ("..."), and keeps the reason ahead of the path
 mkdir "$L/gone"; printf '{"weight_map":{"z":"b.safetensors"}}' > "$L/gone/model.safetensors.index.json"
 run $RUNNER "$CLI" verify "$L/gone"
