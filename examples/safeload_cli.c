@@ -44,7 +44,8 @@ static const char usage_text[] =
         "  safeload keys PATH --expect NAMES_FILE\n"
         "  safeload sample OUT\n"
         "  safeload --version | --help\n"
-        "A PATH or OUT that starts with '-' goes after \"--\" (safeload verify -- -x).\n";
+        "A PATH or OUT that starts with '-' goes after \"--\" (safeload verify -- -x).\n"
+        "--opt=VALUE works as --opt VALUE; --expect - reads the names from standard input.\n";
 
 static int usage(void) {
     fputs(usage_text, stderr);
@@ -807,7 +808,7 @@ static int cmd_keys(int argc, char **argv) {
     }
     if (!path) return usage_error("keys needs a PATH", NULL);
     if (!names) return usage_error("keys needs --expect NAMES_FILE", NULL);
-    fp = fopen(names, "rb");
+    fp = strcmp(names, "-") == 0 ? stdin : fopen(names, "rb");     /* "-": standard input */
     if (!fp) {
         int why = errno;                        /* before the prints below can change it */
         fprintf(stderr, "error: ");
@@ -826,7 +827,7 @@ static int cmd_keys(int argc, char **argv) {
             if (cap2 - len < 4096) {
                 char *nb = (char *)realloc(buf, (cap2 = cap2 ? cap2 * 2 : 65536) + 1);
                 if (!nb) {
-                    fclose(fp);
+                    if (fp != stdin) fclose(fp);
                     free(buf);
                     fprintf(stderr, "error: ");
                     put_str(stderr, names);
@@ -840,7 +841,7 @@ static int cmd_keys(int argc, char **argv) {
             len += got;
         } while (got > 0 && !memchr(buf + len - got, 0, got));
         if (ferror(fp)) {
-            fclose(fp);
+            if (fp != stdin) fclose(fp);
             free(buf);
             fprintf(stderr, "error: ");
             put_str(stderr, names);
@@ -848,7 +849,7 @@ static int cmd_keys(int argc, char **argv) {
             return 2;
         }
     }
-    fclose(fp);
+    if (fp != stdin) fclose(fp);
     buf[len] = 0;
     k = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;   /* a UTF-8 BOM, as CRLF */
     for (line = 1; k < len; line++) {
@@ -907,6 +908,27 @@ static int cmd_keys(int argc, char **argv) {
     return i;
 }
 
+/* "--threads=4" means "--threads 4", for the options that take a value, before "--": argv
+   rewritten into out (2 * argc + 1 entries), the value pointing into the original word */
+static int split_eq(int argc, char **argv, char **out) {
+    static const char *const with_value[] = {"--threads", "--dtype", "--io", "--expect"};
+    int i, n = 0, ends = 0;
+    size_t k;
+    for (i = 0; i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+        if (strcmp(argv[i], "--") == 0) ends = 1;
+        for (k = 0; !ends && eq && k < sizeof with_value / sizeof *with_value; k++)
+            if (strlen(with_value[k]) == (size_t)(eq - argv[i]) &&
+                memcmp(argv[i], with_value[k], (size_t)(eq - argv[i])) == 0) break;
+        if (!ends && eq && k < sizeof with_value / sizeof *with_value) {
+            out[n++] = (char *)with_value[k];
+            out[n++] = (char *)eq + 1;
+        } else out[n++] = argv[i];
+    }
+    out[n] = NULL;
+    return n;
+}
+
 static int run(int argc, char **argv) {
     int i;
     if (argc < 2) return usage_error("no command given", NULL);
@@ -932,8 +954,11 @@ int main(int argc, char **argv) {
     int rc;
     /* stderr is unbuffered: a byte per write(2) made a million warnings take minutes. A line
        at a time keeps each message whole (the progress bar flushes itself). */
+    char **args = (char **)malloc((2 * (size_t)argc + 1) * sizeof *args);
     setvbuf(stderr, NULL, _IOLBF, 1 << 16);
-    rc = run(argc, argv);
+    if (!args) { fprintf(stderr, "error: out of memory\n"); return 2; }
+    rc = run(split_eq(argc, argv, args), args);
+    free(args);
     /* output that did not reach its destination (a full disk, a closed pipe) is a failure */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "error: writing the output failed\n");

@@ -384,6 +384,19 @@ check "keys BOM" "0 6 expected, 6 in the checkpoint: 0 missing, 0 unexpected" "$
 run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$T/no such names"
 check "keys cannot open" "2 error: $T/no such names: cannot open: no such file (error 2)" "$rc $(err)"
 
+# --opt=VALUE for the options that take a value (not after "--", not for flags); --expect -
+# reads the names from standard input
+run $RUNNER "$CLI" load "$T/s.safetensors" --threads=2 --io=read --dtype=f32 --checksum
+sumf=$(printf '%s\n' "$out" | tail -n 1)
+run $RUNNER "$CLI" load "$T/s.safetensors" --threads 2 --io read --dtype f32 --checksum
+check "--opt=VALUE" "0 $(printf '%s\n' "$out" | tail -n 1)" "$rc $sumf"
+run $RUNNER "$CLI" inspect --json=1 "$T/s.safetensors"
+check "--flag=VALUE" "2 error: unknown option --json=1" "$rc $(head -n 1 "$T/err")"
+run $RUNNER "$CLI" verify -- --io=read
+case "$rc $out" in "2 error: --io=read: IO_ERROR: "*) ;; *) echo "FAIL: --opt=VALUE after --: $rc $out"; fail=1;; esac
+out=$(printf 'lm_head.scale\r\nzz\n' | $RUNNER "$CLI" keys "$T/s.safetensors" --expect=- 2>"$T/err"); rc=$?
+check "keys --expect -" "1 missing: zz" "$rc $(printf '%s\n' "$out" | head -n 1)"
+
 # CMD --help prints the usage on stdout and exits 0, as --help does; after "--" it is a PATH
 run $RUNNER "$CLI" inspect "$T/s.safetensors" --help
 case "$rc $out" in "0 usage:"*"safeload sample OUT"*) ;; *) echo "FAIL: inspect --help: $rc $out"; fail=1;; esac
