@@ -816,17 +816,22 @@ static void sl__err_clean(char *s, size_t n) {
     }
 }
 
+/* dst (cap bytes) holds the start of a longer text: end it with "..." at a UTF-8 boundary
+   at or before cap - 4. Returns the new length. */
+static size_t sl__mark_cut(char *dst, size_t cap) {
+    size_t k = cap - 4;
+    while (k > 0 && ((unsigned char)dst[k] & 0xC0) == 0x80) k--;
+    memcpy(dst + k, "...", 4);
+    return k + 3;
+}
+
 /* Copy at most cap-1 bytes of s, never splitting a UTF-8 sequence, "..." when cut; cleaned. */
 static void sl__copy_trunc(char *dst, size_t cap, const char *s, size_t n) {
-    size_t k;
     if (!s) { dst[0] = 0; return; }
     if (n < cap) { memcpy(dst, s, n); dst[n] = 0; }
     else {
-        k = cap - 4;
-        while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
-        memcpy(dst, s, k);
-        memcpy(dst + k, "...", 4);
-        n = k + 3;
+        memcpy(dst, s, cap - 1);
+        n = sl__mark_cut(dst, cap);
     }
     sl__err_clean(dst, n);
 }
@@ -848,11 +853,8 @@ static safeload_result sl__fail(safeload_error *err, safeload_result code, const
         va_start(ap, fmt);
         n = vsnprintf(err->message, sizeof err->message, fmt, ap);
         va_end(ap);
-        if (n >= (int)sizeof err->message) {     /* cut (a long path in it): say so, as */
-            size_t k = sizeof err->message - 4;   /* sl__copy_trunc does */
-            while (k > 0 && ((unsigned char)err->message[k] & 0xC0) == 0x80) k--;
-            memcpy(err->message + k, "...", 4);
-        }
+        if (n >= (int)sizeof err->message)       /* cut (a long path in it): say so */
+            sl__mark_cut(err->message, sizeof err->message);
         sl__err_clean(err->message, strlen(err->message));
     } else {
         sl__copy_trunc(err->message, sizeof err->message, safeload_result_message(code),
