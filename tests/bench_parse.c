@@ -1,6 +1,7 @@
 /* bench_parse: parse + validate + index a 100,000-tensor header, median of several runs, one
    thread: once with MoE-style names (model.layers.{i}.mlp.experts.{j}.gate_proj.weight, about
-   11 MB of header) and once with short names (layers.{i}.e{j}.w{k}, about 7 MB).
+   11 MB of header) and once with short names (layers.{i}.e{j}.w{k}, about 8 MB). The MoE
+   tensors are also opened as a model: as the one file, and as 8 shards with an index.
    Usage: bench_parse [tensors] [runs] */
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
@@ -8,6 +9,7 @@
 #include "benchutil.h"
 
 static int bench(size_t n, int runs, int short_names);
+static int bench_sharded(const safeload_save_tensor *ts, size_t n, int runs, const char *single);
 
 int main(int argc, char **argv) {
     size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 100000;
@@ -93,8 +95,89 @@ static int bench(size_t n, int runs, int short_names) {
     }
     printf("parse %zu-tensor header, file source (open + pread + parse): median %.2f ms\n", n,
            bu_median(ms, runs));
+    if (!short_names && bench_sharded(ts, n, runs, path)) return 1;
     safeload_free(file, NULL);
     free(ts); free(names); free(ms);
     if (!getenv("KEEP")) remove(path);
+    return 0;
+}
+
+/* The same tensors as SHARDS shards and a model.safetensors.index.json, opened as a model
+   (index parsed, shards opened and parsed in parallel, every weight_map entry checked against
+   its shard), against the one file opened as a model. */
+#define SHARDS 8
+static int bench_sharded(const safeload_save_tensor *ts, size_t n, int runs, const char *single) {
+    static const char *dir = "build/bench_parse_sharded";
+    char path[256], *idx;
+    size_t k, per = (n + SHARDS - 1) / SHARDS, len = 0, cap = n * 96 + 256;
+    double *ms = (double *)malloc(sizeof(double) * (size_t)runs);
+    int s, i, t;
+    safeload_error e;
+    FILE *out;
+    idx = (char *)malloc(cap);
+    if (!ms || !idx) return 1;
+    bu_mkdir(dir);
+    len += (size_t)snprintf(idx + len, cap - len, "{\n  \"metadata\": {\"total_size\": %llu},\n"
+                            "  \"weight_map\": {", (unsigned long long)(n * 16));
+    for (s = 0; s < SHARDS; s++) {
+        size_t lo = (size_t)s * per, hi = lo + per < n ? lo + per : n, size;
+        void *file;
+        snprintf(path, sizeof path, "%s/model-%05d-of-%05d.safetensors", dir, s + 1, SHARDS);
+        if (lo >= hi) break;
+        if (safeload_serialize(&file, &size, ts + lo, hi - lo, NULL, &e) != SAFELOAD_OK) {
+            fprintf(stderr, "serialize: %s\n", e.message);
+            return 1;
+        }
+        out = fopen(path, "wb");
+        if (!out || fwrite(file, 1, size, out) != size || fclose(out) != 0) {
+            fprintf(stderr, "cannot write %s\n", path);
+            return 1;
+        }
+        safeload_free(file, NULL);
+        for (k = lo; k < hi; k++)
+            len += (size_t)snprintf(idx + len, cap - len, "%s\n    \"%s\": "
+                                    "\"model-%05d-of-%05d.safetensors\"", k ? "," : "",
+                                    ts[k].name, s + 1, SHARDS);
+    }
+    len += (size_t)snprintf(idx + len, cap - len, "\n  }\n}\n");
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+    out = fopen(path, "wb");
+    if (!out || fwrite(idx, 1, len, out) != len || fclose(out) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        return 1;
+    }
+    for (t = 0; t < 3; t++) {                 /* the one file; the shards, 1 thread; default */
+        safeload_model_desc d;
+        safeload_model *m;
+        memset(&d, 0, sizeof d);
+        d.threads = t == 1 ? 1 : 0;
+        for (i = 0; i < runs; i++) {
+            double t0 = bu_now();
+            if (safeload_model_open(&m, t ? dir : single, &d, &e) != SAFELOAD_OK) {
+                fprintf(stderr, "model open: %s\n", e.message);
+                return 1;
+            }
+            ms[i] = (bu_now() - t0) * 1e3;
+            if (safeload_model_tensor_count(m) != n) { fprintf(stderr, "count\n"); return 1; }
+            safeload_model_close(m);
+        }
+        if (t == 0)
+            printf("model open, one file: median %.2f ms\n", bu_median(ms, runs));
+        else
+            printf("model open, %d shards + index (%.2f MB), %s: median %.2f ms\n", SHARDS,
+                   (double)len / 1e6, t == 1 ? "1 thread" : "default threads",
+                   bu_median(ms, runs));
+    }
+    if (!getenv("KEEP")) {
+        for (s = 0; s < SHARDS; s++) {
+            snprintf(path, sizeof path, "%s/model-%05d-of-%05d.safetensors", dir, s + 1, SHARDS);
+            remove(path);
+        }
+        snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+        remove(path);
+        bu_rmdir(dir);
+    }
+    free(idx);
+    free(ms);
     return 0;
 }

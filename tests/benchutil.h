@@ -5,6 +5,9 @@
 #include <string.h>
 #if defined(_WIN32)
 #include <windows.h>
+#include <direct.h>
+#define bu_mkdir(p) ((void)_mkdir(p))
+#define bu_rmdir(p) ((void)_rmdir(p))
 static double bu_now(void) {
     LARGE_INTEGER f, c;
     QueryPerformanceFrequency(&f);
@@ -13,6 +16,10 @@ static double bu_now(void) {
 }
 #else
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define bu_mkdir(p) ((void)mkdir(p, 0777))
+#define bu_rmdir(p) ((void)rmdir(p))
 static double bu_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

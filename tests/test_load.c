@@ -312,6 +312,21 @@ static void test_coalescing(const tl_model *m, const char *path) {
         CHECK(e.file[0] != 0 && strstr(e.message, "not a safeload_dtype") != NULL);
         CHECK(safeload_load_all(mod, (safeload_dtype)-3, &d, &l, &e) == SAFELOAD_INVALID_ARGUMENT);
         CHECK(l == NULL);
+        {   /* the same for a request's dtype: an argument error, not an unsupported cast */
+            safeload_request q;
+            safeload_arena *ar = NULL;
+            int bad;
+            for (bad = 0; bad < 2; bad++) {
+                memset(&q, 0, sizeof q);
+                q.name = safeload_tensor_at(f, 0)->name;
+                q.dtype = (safeload_dtype)(bad ? 77 : SAFELOAD_DTYPE_COUNT);
+                CHECK(safeload_load(mod, &q, 1, &d, &ar, &e) == SAFELOAD_INVALID_ARGUMENT);
+                CHECK(ar == NULL && q.data == NULL);
+                CHECK_STR(e.tensor, q.name);
+                CHECK_MSG(strstr(e.message, bad ? "dtype 77 is not a safeload_dtype" :
+                                 "is not a safeload_dtype") != NULL, "%s", e.message);
+            }
+        }
         d.io = (safeload_io)7;
         memset(&st, 0xA5, sizeof st);
         CHECK(safeload_load(NULL, NULL, 0, &d, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
@@ -911,6 +926,39 @@ static void test_shard_allocator(void) {
         }
 }
 
+/* Every tensor of mod is found by name as safeload_model_tensor_at gives it, and check_keys with
+   all but the first two names, plus two unknown ones (one of them twice), reports exactly those:
+   the unknown ones in the order given, the first two in model order. Needs two tensors. */
+static void tl_check_model_names(safeload_model *mod) {
+    size_t n = safeload_model_tensor_count(mod), i, sh, sh2;
+    const char **exp = (const char **)malloc((n + 1) * sizeof *exp);
+    safeload_key_report rep;
+    safeload_error e;
+    CHECK(exp != NULL && n >= 2);
+    if (!exp || n < 2) { free((void *)exp); return; }
+    for (i = 0; i < n; i++) {
+        const safeload_tensor *t = safeload_model_tensor_at(mod, i, &sh);
+        sh2 = 99;
+        CHECK(t != NULL && safeload_model_find(mod, t->name, &sh2) == t && sh2 == sh);
+        if (i >= 2) exp[i - 2] = t->name;
+    }
+    exp[n - 2] = "no.such.tensor";
+    exp[n - 1] = "another.missing";
+    exp[n] = "no.such.tensor";
+    CHECK(safeload_model_find(mod, "no.such.tensor", NULL) == NULL);
+    CHECK(safeload_model_check_keys(mod, exp, n + 1, &rep, &e) == SAFELOAD_OK);
+    CHECK_EQ_U64(rep.missing_count, 2);
+    CHECK_EQ_U64(rep.unexpected_count, 2);
+    if (rep.missing_count == 2 && rep.unexpected_count == 2) {
+        CHECK_STR(rep.missing[0], "no.such.tensor");
+        CHECK_STR(rep.missing[1], "another.missing");
+        CHECK(rep.unexpected[0] == safeload_model_tensor_at(mod, 0, NULL)->name);
+        CHECK(rep.unexpected[1] == safeload_model_tensor_at(mod, 1, NULL)->name);
+    }
+    safeload_key_report_free(&rep);
+    free((void *)exp);
+}
+
 static void test_shards(const tl_model *m) {
     char sub[300], p[400], idx[400];
     const char **shard_of = (const char **)calloc(m->n, sizeof(char *));
@@ -945,6 +993,25 @@ static void test_shards(const tl_model *m) {
         CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
         CHECK_EQ_U64(safeload_model_metadata_count(mod), 2);
         CHECK_STR(safeload_model_metadata_at(mod, 0)->value, "123");
+        if (th == 1) tl_check_model_names(mod);
+        if (th == 1) {  /* the same shards as files given, without the index */
+            safeload_file *fs[4];
+            safeload_model *m3;
+            for (i = 0; i < 4; i++) {
+                snprintf(p, sizeof p, "%s/%s", sub, names[i]);
+                CHECK(safeload_open(&fs[i], p, NULL, &e) == SAFELOAD_OK);
+            }
+            CHECK(safeload_model_from_files(&m3, fs, 4, NULL, &e) == SAFELOAD_OK);
+            CHECK_EQ_U64(safeload_model_tensor_count(m3), m->n);
+            tl_check_model_names(m3);
+            for (i = 0; i < m->n; i++) {        /* the same tensors in the same order */
+                size_t s1 = 9, s3 = 9;
+                CHECK_STR(safeload_model_tensor_at(m3, i, &s3)->name,
+                          safeload_model_tensor_at(mod, i, &s1)->name);
+                CHECK(s1 == s3);
+            }
+            safeload_model_close(m3);
+        }
         memset(&d, 0, sizeof d);
         d.threads = th;
         d.io = (safeload_io)(1 + th % 3);
@@ -1184,6 +1251,8 @@ static void test_shards(const tl_model *m) {
                 CHECK_STR(safeload_model_warning(mod, 0)->tensor, "stray.weight");
                 CHECK(safeload_model_find(mod, "stray.weight", NULL) == NULL);
                 CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
+                tl_check_model_names(mod);      /* the stray one is not unexpected either */
+                CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
                 {   /* nor can a pointer from the shard bring it back into a load */
                     safeload_request rq;
                     safeload_arena *ar;
@@ -1241,6 +1310,22 @@ static void test_shards(const tl_model *m) {
                 CHECK(tl_save(&s4, 0, s4.n, one));
                 CHECK(safeload_model_open(&mod, idx, NULL, &e) == SAFELOAD_INDEX_DUPLICATE_TENSOR);
                 CHECK_STR(e.tensor, m->t[0].name);
+                CHECK_STR(e.file, one);         /* the second place, naming the first */
+                snprintf(p, sizeof p, "tensor is also in %s/%s", sub, names[0]);
+                CHECK_STR(e.message, p);
+                {   /* the same files without the index: the same error */
+                    safeload_file *fs[4];
+                    for (i = 0; i < 4; i++) {
+                        snprintf(p, sizeof p, "%s/%s", sub, names[i]);
+                        CHECK(safeload_open(&fs[i], p, NULL, &e) == SAFELOAD_OK);
+                    }
+                    CHECK(safeload_model_from_files(&mod, fs, 4, NULL, &e) ==
+                          SAFELOAD_INDEX_DUPLICATE_TENSOR);
+                    CHECK_STR(e.tensor, m->t[0].name);
+                    CHECK_STR(e.file, one);
+                    snprintf(p, sizeof p, "tensor is also in %s/%s", sub, names[0]);
+                    CHECK_STR(e.message, p);
+                }
                 tl_free_model(&s4);
             }
             CHECK(tl_save(m, 3 * q, m->n, one));
@@ -1254,6 +1339,7 @@ static void test_shards(const tl_model *m) {
             CHECK(tl_save(m, 0, 5, f2));
             CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
             CHECK_EQ_U64(safeload_model_tensor_count(mod), 5);
+            tl_check_model_names(mod);          /* looked up in the file's own table */
             CHECK(safeload_model_has_index(mod) == 0 && safeload_model_has_index(NULL) == 0);
             safeload_model_close(mod);
             snprintf(f2, sizeof f2, "%s/model.safetensors", d2);      /* folders: ignored */
