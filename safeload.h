@@ -532,11 +532,14 @@ typedef struct safeload_load_desc {
     safeload_device_hooks hooks;
     size_t pinned_size;         /* bytes per pinned staging buffer; 0 = 2 MiB (to 1 GiB) */
     int pinned_count;           /* pinned buffers per worker; below 2 (0 too) = 2 */
-    size_t pinned_limit;        /* total pinned bytes; 0 = 256 MiB */
+    size_t pinned_limit;        /* total pinned bytes; 0 = 256 MiB; buffers shrink to fit, and
+                                   below workers x buffers x 4 KiB it is INVALID_ARGUMENT */
     size_t upload_align;        /* every upload starts this aligned in pinned memory (Ascend's
-                                   aclrtMemcpyAsync wants 64); small tensors are then not
-                                   batched into one buffer; 0 = no constraint; a power
-                                   of two (else INVALID_ARGUMENT) */
+                                   aclrtMemcpyAsync wants 64), so pinned_alloc must return
+                                   memory this aligned (else HOOK_FAILED); device arena tensors
+                                   start at multiples of it too; small tensors are then not
+                                   batched into one buffer; 0 = no constraint; a power of two
+                                   up to 1 GiB (else INVALID_ARGUMENT) */
     safeload_load_stats *stats; /* optional output; zeroed first by every load, so after a
                                    failure it holds what that load did, if anything */
 } safeload_load_desc;
@@ -6257,7 +6260,7 @@ typedef struct sl__worker {
     unsigned char *staging;             /* cast staging, run buffer */
     unsigned char *bounce, *bounce_raw; /* direct I/O, 4 KiB aligned */
     void **pinned;                      /* device staging (pinned through the hooks) */
-    int *pinned_busy;
+    size_t *pinned_busy;        /* per buffer: 1 + the task its copies came from; 0: free */
     int next_pinned;
     uint64_t reads, bytes_read, bytes_written;
 } sl__worker;
@@ -7079,9 +7082,10 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     L.pinned_size -= L.pinned_size % 4096;
     L.pinned_count = d.pinned_count >= 2 ? d.pinned_count : 2;
     L.upload_align = d.upload_align;
-    if (L.upload_align & (L.upload_align - 1))
+    if ((L.upload_align & (L.upload_align - 1)) || L.upload_align > SL__GIB)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
-                        "upload_align %llu is not a power of two", (sl__ull)L.upload_align);
+                        "upload_align %llu is not a power of two up to 1 GiB",
+                        (sl__ull)L.upload_align);
     L.progress = d.progress;
     L.progress_user = d.progress_user;
     L.progress_interval = d.progress_interval ? d.progress_interval : 64 * SL__MIB;
@@ -7286,6 +7290,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         sl__pool_enter(d.pool, &me);
         entered = 1;
     }
+    /* the pinned budget (it bounds device task sizes): refused before any hook runs */
+    if (any_dev && (r = sl__device_budget(&L, &d, workers, err)) != SAFELOAD_OK) goto out;
 
     /* the arena: one mapping, huge pages requested, first touched by the workers */
     if (need_host || need_dev) {
@@ -7337,8 +7343,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         order[i] = (uint32_t)i;
     }
 
-    /* the pinned budget (it bounds device task sizes), then tasks in file order */
-    if (any_dev && (r = sl__device_budget(&L, &d, workers, err)) != SAFELOAD_OK) goto out;
+    /* tasks in file order */
     sl__sort_reqs(L.reqs, order, tmp, n);
     if (sl__plan_tasks(&L, order) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
     for (i = 0; i < L.n_tasks; i++) max_task = SL__MAX(max_task, L.tasks[i].len);
@@ -7634,11 +7639,10 @@ static safeload_result sl__device_budget(sl__load *L, const safeload_load_desc *
                                          safeload_error *err) {
     uint64_t limit = d->pinned_limit ? d->pinned_limit : 256 * SL__MIB;
     uint64_t per = limit / ((uint64_t)workers * (uint64_t)L->pinned_count);
-    if (per < 64 * SL__KIB)
-        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->n_shards ? L->shards[0]->path : "",
-                        SAFELOAD_NO_OFFSET, NULL, 0, "pinned_limit %llu is too small for %d "
-                        "workers x %d buffers of at least 64 KiB", (sl__ull)limit, workers,
-                        L->pinned_count);
+    if (per < 4096)                     /* pinned_size's own floor */
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "pinned_limit %llu is too small for %d workers x %d buffers of at least "
+                        "4 KiB", (sl__ull)limit, workers, L->pinned_count);
     if (L->pinned_size > per) L->pinned_size = (size_t)(per - per % 4096);
     return SAFELOAD_OK;
 }
@@ -7654,7 +7658,7 @@ static safeload_result sl__device_setup(sl__load *L, safeload_error *err) {
     for (i = 0; i < L->n_workers; i++) {
         sl__worker *w = &L->workers[i];
         w->pinned = (void **)sl__calloc(L->alloc, (size_t)L->pinned_count, sizeof(void *));
-        w->pinned_busy = (int *)sl__calloc(L->alloc, (size_t)L->pinned_count, sizeof(int));
+        w->pinned_busy = (size_t *)sl__calloc(L->alloc, (size_t)L->pinned_count, sizeof(size_t));
         if (!w->pinned || !w->pinned_busy) return SL__OOM(err, path0);
         for (b = 0; b < L->pinned_count; b++) {
             if (L->hooks.pinned_alloc(L->hooks.user, L->pinned_size, &w->pinned[b]) != 0 ||
@@ -7665,21 +7669,36 @@ static safeload_result sl__device_setup(sl__load *L, safeload_error *err) {
                                 "bytes (worker %d, buffer %d)", (sl__ull)L->pinned_size, i, b);
             }
             L->pinned_bytes += L->pinned_size;
+            /* uploads start upload_align-aligned in the buffer, so the buffer must be too
+               (cudaMallocHost and aclrtMallocHost return page-aligned memory; malloc does not) */
+            if (L->upload_align > 1 && (uintptr_t)w->pinned[b] % L->upload_align != 0)
+                return sl__fail(err, SAFELOAD_HOOK_FAILED, path0, SAFELOAD_NO_OFFSET,
+                                "pinned_alloc", 12, "the pinned_alloc hook returned memory that "
+                                "is not upload_align (%llu) aligned (worker %d, buffer %d)",
+                                (sl__ull)L->upload_align, i, b);
         }
     }
     return SAFELOAD_OK;
 }
 
+/* A wait failed: the error names the tensor (and its file) whose copy the fence was for, the
+   first of the task that filled the buffer. */
+static void sl__wait_failed(sl__load *L, sl__worker *w, int wid, int b, int rc) {
+    const sl__task *t = &L->tasks[w->pinned_busy[b] - 1];
+    sl__load_fail(L, SAFELOAD_HOOK_FAILED, t->shard, t->off, sl__task_tensor(L, t, t->off), NULL,
+                  "the wait hook failed with %d (worker %d, buffer %d, the copy of this tensor)",
+                  rc, wid, b);
+}
+
 /* Waits for every copy still running from this worker's buffers. A buffer whose wait fails is
    never reused or freed: its copy may still be reading it. */
 static void sl__device_drain(sl__load *L, sl__worker *w, int wid) {
-    int b;
+    int b, rc;
     if (!w->pinned_busy) return;
     for (b = 0; b < L->pinned_count; b++) {
         if (!w->pinned_busy[b]) continue;
-        if (L->hooks.wait(L->hooks.user, wid, b) != 0) {
-            sl__load_fail(L, SAFELOAD_HOOK_FAILED, SL__NO_SHARD, SAFELOAD_NO_OFFSET, NULL, "wait",
-                          "the wait hook failed (worker %d, buffer %d)", wid, b);
+        if ((rc = L->hooks.wait(L->hooks.user, wid, b)) != 0) {
+            sl__wait_failed(L, w, wid, b, rc);
             continue;
         }
         w->pinned_busy[b] = 0;
@@ -7719,14 +7738,14 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
     const sl__seg *s0 = &L->segs[t->seg0];
     const sl__rp *r0 = &L->reqs[s0->req];
     int b = w->next_pinned, staged;
+    size_t busy = (size_t)(t - L->tasks) + 1;
     unsigned char *pin;
     uint32_t k;
     w->next_pinned = (b + 1) % L->pinned_count;
     if (w->pinned_busy[b]) {
         int rc = L->hooks.wait(L->hooks.user, wid, b);
         if (rc != 0) {
-            sl__load_fail(L, SAFELOAD_HOOK_FAILED, t->shard, t->off, sl__task_tensor(L, t, t->off),
-                          NULL, "the wait hook failed with %d (worker %d, buffer %d)", rc, wid, b);
+            sl__wait_failed(L, w, wid, b, rc);
             return 0;
         }
         w->pinned_busy[b] = 0;
@@ -7786,14 +7805,14 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
                 uint64_t len = opos - start;
                 if (!sl__upload(L, wid, b, t, dev + n - len, pin + start, len, t->off + spos))
                     return 0;
-                w->pinned_busy[b] = 1;  /* from the first copy on: a later failure leaves it busy */
+                w->pinned_busy[b] = busy;   /* from the first copy: a later failure leaves it busy */
                 w->bytes_written += len;
             }
             start = opos;
             if (nx) spos = nx->task_pos;
         }
     }
-    w->pinned_busy[b] = 1;
+    w->pinned_busy[b] = busy;
     return 1;
 }
 

@@ -161,7 +161,11 @@ FD_UNUSED static void fd_reset_counters(fake_dev *d, int fail_hook, long fail_at
 }
 
 FD_UNUSED static void *fd_region_add(fake_dev *d, size_t n, int pinned) {
-    unsigned char *p = (unsigned char *)malloc(n ? n : 1);
+    void *v = NULL;
+    unsigned char *p;
+    /* page-aligned, as cudaMallocHost and aclrtMallocHost return (upload_align relies on it) */
+    if (posix_memalign(&v, 4096, n ? n : 1) != 0) v = NULL;
+    p = (unsigned char *)v;
     pthread_mutex_lock(&d->mu);
     if (d->nregions == d->capregions) {
         d->capregions = d->capregions ? d->capregions * 2 : 64;

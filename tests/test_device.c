@@ -159,8 +159,99 @@ static void test_caller_device_ptrs(fake_dev *dev) {
     safeload_close(f);
 }
 
-/* A hook failure that belongs to no file (wait, sync) names the model (its index), as begin's
-   does, not the first shard. */
+/* The pinned budget: buffers as small as pinned_size allows (4 KiB) fit a limit that holds
+   exactly workers x buffers of them; a smaller limit is refused before any hook runs.
+   upload_align: every upload starts that aligned, and pinned memory that is not is refused. */
+static long g_pb_misaligned;
+static int pb_pinned_alloc_off(void *u, size_t n, void **out) {    /* 16 bytes past aligned */
+    int rc = fd_pinned_alloc(u, n + 64, out);
+    if (rc == 0 && *out) *out = (unsigned char *)*out + 16;
+    return rc;
+}
+static void pb_pinned_free_off(void *u, void *p) { fd_pinned_free(u, (unsigned char *)p - 16); }
+static int pb_upload(void *u, int w, int b, void *dst, const void *src, size_t n) {
+    if ((uintptr_t)src % 64 != 0) g_pb_misaligned++;
+    return fd_upload(u, w, b, dst, src, n);
+}
+static void test_pinned_budget(fake_dev *dev) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[400];
+    safeload_load_desc d;
+    safeload_load_stats st;
+    safeload_arena *arena = NULL;
+    size_t i;
+    int bad = 0, round;
+    CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
+    memset(&d, 0, sizeof d);
+    d.threads = 2;
+    d.hooks = fd_hooks(dev);
+    d.pinned_size = 4096;
+    d.pinned_count = 2;
+    d.pinned_limit = 2 * 2 * 4096;
+    d.stats = &st;
+    fd_reset_counters(dev, -1, 0);
+    td_requests(rq, 0);
+    CHECK_MSG(safeload_load_file(f, rq, td_n, &d, &arena, &e) == SAFELOAD_OK, "%s", e.message);
+    for (i = 0; i < td_n; i++) bad += !td_expect(&rq[i], td_get(rq[i].name));
+    CHECK(bad == 0);
+    CHECK(st.pinned_bytes > 0 && st.pinned_bytes <= d.pinned_limit && st.pinned_bytes % 4096 == 0);
+    CHECK_EQ_U64(dev->violations, 0);
+    safeload_arena_free(arena);
+    arena = NULL;
+    CHECK(dev->pinned_live == 0 && dev->device_live == 0);
+    /* one byte short: refused, and no hook was called (no device arena allocated and freed) */
+    d.pinned_limit = 2 * 2 * 4096 - 1;
+    fd_reset_counters(dev, -1, 0);
+    td_requests(rq, 0);
+    CHECK(safeload_load_file(f, rq, td_n, &d, &arena, &e) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(e.message, "buffers of at least 4 KiB") != NULL, "%s", e.message);
+    for (i = 0; i < FD_NHOOKS; i++) CHECK_EQ_U64(dev->calls[i], 0);
+    CHECK(arena == NULL && dev->begins == 0);
+    /* upload_align 64: every upload from a 64-aligned pinned address; then pinned memory that
+       is 16 bytes off: refused, naming pinned_alloc, and what was allocated is freed */
+    for (round = 0; round < 2; round++) {
+        memset(&d, 0, sizeof d);
+        d.threads = 2;
+        d.hooks = fd_hooks(dev);
+        d.hooks.upload = pb_upload;
+        d.upload_align = 64;
+        d.pinned_size = 65536;
+        if (round) {
+            d.hooks.pinned_alloc = pb_pinned_alloc_off;
+            d.hooks.pinned_free = pb_pinned_free_off;
+        }
+        fd_reset_counters(dev, -1, 0);
+        g_pb_misaligned = 0;
+        td_requests(rq, 3);
+        if (!round) {
+            CHECK_MSG(safeload_load_file(f, rq, td_n, &d, &arena, &e) == SAFELOAD_OK, "%s",
+                      e.message);
+            for (i = 0, bad = 0; i < td_n; i++) bad += !td_expect(&rq[i], td_get(rq[i].name));
+            CHECK(bad == 0 && dev->uploads > 0);
+            CHECK_EQ_U64(g_pb_misaligned, 0);
+            safeload_arena_free(arena);
+            arena = NULL;
+        } else {
+            CHECK(safeload_load_file(f, rq, td_n, &d, &arena, &e) == SAFELOAD_HOOK_FAILED);
+            CHECK_STR(e.tensor, "pinned_alloc");
+            CHECK_MSG(strstr(e.message, "not upload_align (64) aligned") != NULL, "%s",
+                      e.message);
+            CHECK(arena == NULL && dev->uploads == 0);
+        }
+        CHECK_EQ_U64(dev->violations, 0);
+        CHECK(dev->pinned_live == 0 && dev->device_live == 0);
+    }
+    /* an alignment beyond 1 GiB would space the device arena out by as much: refused */
+    d.upload_align = (size_t)1 << 31;
+    CHECK(safeload_load_file(f, rq, td_n, &d, &arena, &e) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(e.message, "up to 1 GiB") != NULL, "%s", e.message);
+    safeload_close(f);
+}
+
+/* A hook failure that belongs to no file (begin, device_alloc, pinned_alloc, sync) names the
+   model (its index), not the first shard; a failed wait names the tensor whose copy it fenced,
+   and that tensor's shard. */
 static void test_hook_error_file(fake_dev *dev) {
     char dir[128], p1[192], p2[192], px[192];
     FILE *fp;
@@ -205,8 +296,17 @@ static void test_hook_error_file(fake_dev *dev) {
         rq[0].name = "a"; rq[0].device = 1;
         rq[1].name = "b"; rq[1].device = 1;
         CHECK(safeload_load(m, rq, 2, &d, &arena, &e) == SAFELOAD_HOOK_FAILED);
-        CHECK_MSG(strcmp(e.file, px) == 0, "hook %d names '%s', not the model's index '%s'",
-                  hook, e.file, px);
+        if (hook == FD_WAIT) {
+            CHECK_MSG((strcmp(e.tensor, "a") == 0 && strcmp(e.file, p1) == 0) ||
+                      (strcmp(e.tensor, "b") == 0 && strcmp(e.file, p2) == 0),
+                      "wait names '%s' in '%s'", e.tensor, e.file);
+            CHECK_MSG(strstr(e.message, "the wait hook failed with ") != NULL &&
+                      strstr(e.message, "the copy of this tensor") != NULL, "%s", e.message);
+            CHECK(e.offset == 8 + safeload_header_size(safeload_model_shard(m, e.tensor[0] - 'a')));
+        } else {
+            CHECK_MSG(strcmp(e.file, px) == 0, "hook %d names '%s', not the model's index '%s'",
+                      hook, e.file, px);
+        }
         CHECK(arena == NULL);
         CHECK_EQ_U64(dev->violations, 0);
     }
@@ -681,6 +781,7 @@ int main(void) {
     fd_init(&dev, 0);
     test_device_loads(&dev);
     test_caller_device_ptrs(&dev);
+    test_pinned_budget(&dev);
     test_empty_device_tensors(&dev);
     test_hook_error_file(&dev);
     test_hook_failures(&dev);
