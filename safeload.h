@@ -5446,6 +5446,12 @@ struct safeload_model {
     char *path;                 /* the index or single file opened: load errors name it */
 };
 
+/* What errors that belong to no one shard name: the path opened, else (from_files) the one
+   file, else nothing: several files given have no one name. */
+static const char *sl__model_where(const safeload_model *m) {
+    return m->path ? m->path : m->n_shards == 1 ? m->shards[0]->path : "";
+}
+
 SL__DEF void safeload_model_close(safeload_model *m) {
     size_t i;
     safeload_allocator a;
@@ -7464,7 +7470,7 @@ SL__DEF safeload_result safeload_load(safeload_model *m, safeload_request *reqs,
     if (arena) *arena = NULL;
     if (!m) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                             "model is NULL");
-    return sl__load_run(m->shards, m->n_shards, m->path, sl__resolve_model, m,
+    return sl__load_run(m->shards, m->n_shards, sl__model_where(m), sl__resolve_model, m,
                         !m->has_unlisted, reqs, n, desc, arena, err);
 }
 
@@ -7502,8 +7508,8 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "model or out is NULL");
     if ((int)dtype < 0 || (int)dtype >= (int)SAFELOAD_DTYPE_COUNT)   /* no dtype at all */
-        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, m->path, SAFELOAD_NO_OFFSET, NULL, 0,
-                        "dtype %d is not a safeload_dtype", (int)dtype);
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sl__model_where(m), SAFELOAD_NO_OFFSET,
+                        NULL, 0, "dtype %d is not a safeload_dtype", (int)dtype);
     memset(&a, 0, sizeof a);
     if (desc) a = desc->allocator;
     if (!sl__allocator_ok(&a))

@@ -1004,6 +1004,15 @@ static void test_shards(const tl_model *m) {
             CHECK(safeload_model_from_files(&m3, fs, 4, NULL, &e) == SAFELOAD_OK);
             CHECK_EQ_U64(safeload_model_tensor_count(m3), m->n);
             tl_check_model_names(m3);
+            {   /* an error that belongs to no one of several files names none */
+                safeload_request q;
+                safeload_arena *ar = NULL;
+                memset(&q, 0, sizeof q);
+                q.name = "no.such.tensor";
+                CHECK(safeload_load(m3, &q, 1, NULL, &ar, &e) == SAFELOAD_NOT_FOUND);
+                CHECK_STR(e.file, "");
+                CHECK_STR(e.tensor, "no.such.tensor");
+            }
             for (i = 0; i < m->n; i++) {        /* the same tensors in the same order */
                 size_t s1 = 9, s3 = 9;
                 CHECK_STR(safeload_model_tensor_at(m3, i, &s3)->name,
@@ -1340,6 +1349,22 @@ static void test_shards(const tl_model *m) {
             CHECK(safeload_model_open(&mod, d2, NULL, &e) == SAFELOAD_OK);
             CHECK_EQ_U64(safeload_model_tensor_count(mod), 5);
             tl_check_model_names(mod);          /* looked up in the file's own table */
+            {   /* one file given: its errors name it, as when it was opened by path */
+                safeload_file *one = NULL;
+                safeload_model *m1;
+                safeload_request q;
+                safeload_arena *ar = NULL;
+                CHECK(safeload_open(&one, f2, NULL, &e) == SAFELOAD_OK);
+                CHECK(safeload_model_from_files(&m1, &one, 1, NULL, &e) == SAFELOAD_OK);
+                tl_check_model_names(m1);
+                memset(&q, 0, sizeof q);
+                q.name = "no.such.tensor";
+                CHECK(safeload_load(m1, &q, 1, NULL, &ar, &e) == SAFELOAD_NOT_FOUND);
+                CHECK_STR(e.file, f2);
+                CHECK(safeload_load(mod, &q, 1, NULL, &ar, &e) == SAFELOAD_NOT_FOUND);
+                CHECK_STR(e.file, f2);
+                safeload_model_close(m1);
+            }
             CHECK(safeload_model_has_index(mod) == 0 && safeload_model_has_index(NULL) == 0);
             safeload_model_close(mod);
             snprintf(f2, sizeof f2, "%s/model.safetensors", d2);      /* folders: ignored */
