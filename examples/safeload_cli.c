@@ -6,6 +6,9 @@
      safeload keys PATH --expect FILE   names missing from / unexpected in the checkpoint;
                                         exit 0 same names, 1 they differ, 2 no answer (usage,
                                         I/O, an invalid checkpoint)
+     safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]
+                                        one file holding every tensor (shards merged), cast
+                                        while loading (tensors with no such cast as stored)
      safeload sample OUT                write a small built-in checkpoint (for `make demo`)
 
    PATH is a .safetensors file, a model.safetensors.index.json, or a directory holding one. */
@@ -42,6 +45,7 @@ static const char usage_text[] =
         "  safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct]\n"
         "                     [--progress] [--checksum]\n"
         "  safeload keys PATH --expect NAMES_FILE\n"
+        "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
         "  safeload sample OUT\n"
         "  safeload --version | --help\n"
         "A PATH or OUT that starts with '-' goes after \"--\" (safeload verify -- -x).\n"
@@ -784,6 +788,106 @@ static int cmd_load(int argc, char **argv) {
     return 0;
 }
 
+/* ---- convert ---- */
+
+/* Every tensor of the model into one file at OUT (written atomically, so OUT may be PATH):
+   cast to --dtype where a cast exists, else as stored. The metadata is the first file's (the
+   checkpoint's own, or the first shard's: an index's metadata describes the shards). */
+static int cmd_convert(int argc, char **argv) {
+    const char *path = NULL, *out = NULL;
+    safeload_dtype dtype = SAFELOAD_DTYPE_NONE;
+    safeload_load_desc d;
+    safeload_save_desc sd;
+    safeload_model *m = NULL;
+    safeload_loaded *l = NULL;
+    safeload_save_tensor *ts = NULL;
+    safeload_kv *meta = NULL;
+    const safeload_file *first;
+    safeload_error e;
+    safeload_result r;
+    size_t k, n_meta, cast = 0;
+    uint64_t bytes = 0;
+    int i, ends = 0;
+    memset(&d, 0, sizeof d);
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!ends && strcmp(a, "--") == 0) { ends = 1; continue; }
+        if (!ends && strcmp(a, "--dtype") == 0 && i + 1 < argc) {
+            if (!parse_dtype(argv[++i], &dtype))
+                return usage_error("--dtype takes f32, f16 or bf16, not", argv[i]);
+        } else if (!ends && strcmp(a, "--threads") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            long n = 0;
+            size_t j;
+            for (j = 0; v[j] >= '0' && v[j] <= '9' && n <= 1024; j++) n = n * 10 + (v[j] - '0');
+            if (j == 0 || v[j] || n > 1024)
+                return usage_error("--threads takes a whole number from 0 to 1024, not", v);
+            d.threads = (int)n;
+        } else if (!ends && i + 1 == argc && (strcmp(a, "--dtype") == 0 ||
+                                                strcmp(a, "--threads") == 0)) {
+            return usage_error("a value is missing after", a);
+        } else if (!ends && a[0] == '-') {
+            return usage_error("unknown option", a);
+        } else if (!path) path = a;
+        else if (!out) out = a;
+        else return usage_error("unexpected argument", a);
+    }
+    if (!out) return usage_error(path ? "convert needs an OUT path" : "convert needs a PATH and "
+                                 "an OUT path", NULL);
+    r = open_model(path, &m, &e);
+    if (r == SAFELOAD_OK) r = safeload_load_all(m, dtype, &d, &l, &e);
+    if (r != SAFELOAD_OK) {
+        if (m) print_warnings(path, m);
+        print_error(path, &e, m);
+        safeload_model_close(m);
+        return is_io(r) ? 2 : 1;
+    }
+    print_warnings(path, m);
+    first = safeload_model_shard(m, 0);
+    n_meta = first ? safeload_metadata_count(first) : 0;
+    ts = (safeload_save_tensor *)calloc(l->count + 1, sizeof *ts);
+    meta = (safeload_kv *)calloc(n_meta + 1, sizeof *meta);
+    if (!ts || !meta) {
+        fprintf(stderr, "error: out of memory\n");
+        r = SAFELOAD_OUT_OF_MEMORY;
+    } else {
+        for (k = 0; k < l->count; k++) {
+            const safeload_request *q = &l->tensors[k];
+            ts[k].name = q->tensor->name;
+            ts[k].dtype = q->dtype ? q->dtype : q->tensor->dtype;
+            ts[k].rank = q->tensor->rank;
+            ts[k].shape = q->tensor->shape;
+            ts[k].data = q->data;
+            ts[k].nbytes = q->nbytes;
+            cast += ts[k].dtype != q->tensor->dtype;
+            bytes += q->nbytes;
+        }
+        for (k = 0; k < n_meta; k++) meta[k] = *safeload_metadata_at(first, k);
+        memset(&sd, 0, sizeof sd);
+        sd.metadata = meta;
+        sd.metadata_count = n_meta;
+        if (first && safeload_has_metadata(first) && !n_meta)
+            sd.flags = SAFELOAD_SAVE_EMPTY_METADATA;
+        r = safeload_save(out, ts, l->count, &sd, &e);
+        if (r != SAFELOAD_OK) print_error(out, &e, NULL);
+    }
+    if (r == SAFELOAD_OK) {
+        printf("wrote ");
+        put_str(stdout, out);
+        printf(": %llu tensor%s, %llu byte%s of data (", (unsigned long long)l->count,
+               plural(l->count), (unsigned long long)bytes, plural(bytes));
+        if (!cast) printf("as stored)\n");
+        else if (cast == l->count) printf("all cast to %s)\n", safeload_dtype_name(dtype));
+        else printf("%llu cast to %s, %llu as stored)\n", (unsigned long long)cast,
+                    safeload_dtype_name(dtype), (unsigned long long)(l->count - cast));
+    }
+    free(ts);
+    free(meta);
+    safeload_loaded_free(l);
+    safeload_model_close(m);
+    return r == SAFELOAD_OK ? 0 : 2;
+}
+
 /* ---- keys ---- */
 
 static int cmd_keys(int argc, char **argv) {
@@ -942,6 +1046,7 @@ static int run(int argc, char **argv) {
     if (strcmp(argv[1], "sample") == 0) return cmd_sample(argc - 2, argv + 2);
     if (strcmp(argv[1], "load") == 0) return cmd_load(argc - 2, argv + 2);
     if (strcmp(argv[1], "keys") == 0) return cmd_keys(argc - 2, argv + 2);
+    if (strcmp(argv[1], "convert") == 0) return cmd_convert(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) { printf("safeload %s\n", SAFELOAD_VERSION_STRING); return 0; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_text, stdout);

@@ -410,6 +410,67 @@ run $RUNNER "$CLI" verify "$T/byte 131"
 check "offset beside a path holding it" "warning: $T/byte 131/m.safetensors: INDEX_UNLISTED_TENSOR: tensor is in this shard but not in $T/byte 131/model.safetensors.index.json's weight_map; it is left out of the model [tensor model.norm.weight] (byte 131)" "$(head -n 1 "$T/err")"
 
 # failures a root-run test cannot cause with permissions, through tests/fail_io.c
+# convert: every tensor into one file, cast where a cast exists, metadata kept
+run $RUNNER "$CLI" convert "$T/s.safetensors" "$T/c32.safetensors" --dtype f32
+check "convert f32" "0 wrote $T/c32.safetensors: 6 tensors, 14468 bytes of data (5 cast to F32, 1 as stored)" "$rc $out"
+run $RUNNER "$CLI" inspect --json "$T/c32.safetensors"
+check "convert f32 layout" '{"header_bytes":560,"data_bytes":14468,"metadata":{"format":"pt","source":"safeload sample"},"tensors":[{"name":"empty.bias","dtype":"F32","shape":[0],"data_offsets":[0,0]},{"name":"lm_head.scale","dtype":"F32","shape":[],"data_offsets":[0,4]},{"name":"model.embed_tokens.weight","dtype":"F32","shape":[64,32],"data_offsets":[4,8196]},{"name":"model.layers.0.mlp.experts.3.up_proj.weight","dtype":"F32","shape":[16,32],"data_offsets":[8196,10244]},{"name":"model.layers.0.self_attn.q_proj.weight","dtype":"F32","shape":[32,32],"data_offsets":[10244,14340]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[14340,14468]}]}' "$out"
+# the values, against an independent decoding of the sample's BF16, F16, F64, E4M3 and F32
+if command -v python3 > /dev/null 2>&1; then
+    vals=$(python3 - "$T/s.safetensors" "$T/c32.safetensors" <<'PY'
+import json, struct, sys
+def tensors(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    h.pop("__metadata__", None)
+    return {k: (v["dtype"], b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]) for k, v in h.items()}
+def e4m3(x):
+    s, e, m = x >> 7, (x >> 3) & 15, x & 7
+    v = m / 8 * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
+    return -v if s else v
+src, dst = tensors(sys.argv[1]), tensors(sys.argv[2])
+bad = 0
+for k, (dt, raw) in src.items():
+    if dt == "BF16": want = b"".join(b"\0\0" + raw[i:i + 2] for i in range(0, len(raw), 2))
+    elif dt == "F16": want = b"".join(struct.pack("<f", struct.unpack("<e", raw[i:i + 2])[0]) for i in range(0, len(raw), 2))
+    elif dt == "F64": want = b"".join(struct.pack("<f", struct.unpack("<d", raw[i:i + 8])[0]) for i in range(0, len(raw), 8))
+    elif dt == "F8_E4M3": want = b"".join(struct.pack("<f", e4m3(x)) for x in raw)
+    else: want = raw
+    bad += dst[k] != ("F32", want)
+print("%d tensors, %d differ" % (len(src), bad))
+PY
+)
+    check "convert f32 values" "6 tensors, 0 differ" "$vals"
+fi
+# as stored, the writer's canonical bytes come back: the sample itself, and the F32 file
+run $RUNNER "$CLI" convert "$T/c32.safetensors" "$T/c32b.safetensors"
+check "convert as stored" "0 wrote $T/c32b.safetensors: 6 tensors, 14468 bytes of data (as stored)" "$rc $out"
+cmp -s "$T/c32.safetensors" "$T/c32b.safetensors" || { echo "FAIL: convert as stored changed the bytes"; fail=1; }
+run $RUNNER "$CLI" convert "$T/s.safetensors" "$T/s2.safetensors"
+cmp -s "$T/s.safetensors" "$T/s2.safetensors" || { echo "FAIL: convert of the sample changed it"; fail=1; }
+# shards merged into one file (the first shard's metadata: none here)
+run $RUNNER "$CLI" convert --dtype=bf16 "$T/two" "$T/merged.safetensors"
+check "convert shards" "0 wrote $T/merged.safetensors: 2 tensors, 3 bytes of data (as stored)" "$rc $out"
+run $RUNNER "$CLI" inspect --json "$T/merged.safetensors"
+check "convert shards layout" '{"header_bytes":112,"data_bytes":3,"metadata":{},"tensors":[{"name":"y","dtype":"U8","shape":[2],"data_offsets":[0,2]},{"name":"z","dtype":"U8","shape":[1],"data_offsets":[2,3]}]}' "$out"
+check "convert shards data" "yyx" "$(tail -c 3 "$T/merged.safetensors")"
+# in place (the file is replaced atomically after the load), and the errors
+cp "$T/s.safetensors" "$T/inplace.safetensors"
+run $RUNNER "$CLI" convert "$T/inplace.safetensors" "$T/inplace.safetensors" --dtype bf16
+check "convert in place" "0 wrote $T/inplace.safetensors: 6 tensors, 7240 bytes of data (4 cast to BF16, 2 as stored)" "$rc $out"
+run $RUNNER "$CLI" verify "$T/inplace.safetensors"; check "convert in place verifies" "ok: $T/inplace.safetensors: 6 tensors, 7240 bytes" "$out"
+run $RUNNER "$CLI" convert "$T/trail.safetensors" "$T/x.safetensors"
+case "$rc $(err)" in "1 error: $T/trail.safetensors: INCOMPLETE_BUFFER: "*) ;; *) echo "FAIL: convert invalid: $rc $(err)"; fail=1;; esac
+[ -e "$T/x.safetensors" ] && { echo "FAIL: convert of an invalid file wrote one"; fail=1; }
+run $RUNNER "$CLI" convert "$T/s.safetensors" "$T"
+case "$rc $(err)" in "2 error: $T: INVALID_ARGUMENT: "*) ;; *) echo "FAIL: convert onto a directory: $rc $(err)"; fail=1;; esac
+for a in "convert|error: convert needs a PATH and an OUT path" "convert a|error: convert needs an OUT path" \
+         "convert a b c|error: unexpected argument c" "convert a b --dtype f8|error: --dtype takes f32, f16 or bf16, not f8" \
+         "convert a b --dtype|error: a value is missing after --dtype" "convert a b --io read|error: unknown option --io"; do
+    run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*}" "2 ${a#*|}" "$rc $(head -n 1 "$T/err")"
+done
+
 if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     # a load error names the tensor in full (past 255 bytes, control bytes escaped), as
     # warnings do, for each I/O mode
