@@ -274,6 +274,8 @@ demo: $(CLI)
 	./$(CLI) inspect $(BUILD)/sample.safetensors
 	./$(CLI) verify $(BUILD)/sample.safetensors
 	./$(CLI) load $(BUILD)/sample.safetensors --dtype f32 --checksum
+	./$(CLI) convert $(BUILD)/sample.safetensors $(BUILD)/sample_f32.safetensors --dtype f32
+	./$(CLI) verify $(BUILD)/sample_f32.safetensors
 
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
