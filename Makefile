@@ -176,7 +176,7 @@ test-tsan: | $(BUILD)/tsan
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 WINE ?= wine
 WIN_TESTS := test_format test_cast test_win
-test-win: | $(BUILD)/win
+test-win: $(CLI) | $(BUILD)/win
 	@if ! command -v $(MINGW_CC) >/dev/null 2>&1; then echo "test-win: $(MINGW_CC) not installed, skipped"; exit 0; fi; \
 	set -e; for t in $(WIN_TESTS); do \
 	    $(MINGW_CC) $(STD) $(WARN) -O2 -I. -Itests tests/$$t.c -o $(BUILD)/win/$$t.exe -static -lpthread; done; \
@@ -185,7 +185,12 @@ test-win: | $(BUILD)/win
 	for t in $(WIN_TESTS); do echo "== $$t.exe (wine)"; WINEDEBUG=-all $(WINE) $(BUILD)/win/$$t.exe; done; \
 	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe sample $(BUILD)/win/sample.safetensors; \
 	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe verify $(BUILD)/win/sample.safetensors; \
-	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe load $(BUILD)/win/sample.safetensors --threads 2 --checksum
+	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe load $(BUILD)/win/sample.safetensors --threads 2 --checksum; \
+	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe convert $(BUILD)/win/sample.safetensors \
+	    $(BUILD)/win/sample_f32.safetensors --dtype f32; \
+	./$(CLI) convert $(BUILD)/win/sample.safetensors $(BUILD)/win/native_f32.safetensors --dtype f32 >/dev/null; \
+	cmp $(BUILD)/win/sample_f32.safetensors $(BUILD)/win/native_f32.safetensors; \
+	echo "convert --dtype f32 (wine) gives the native bytes"
 
 # The _MSC_VER side of the header (cpuid through __cpuidex/_xgetbv, _BitScanForward,
 # _Interlocked atomics, __forceinline, intrinsics without target attributes, C4505) built as MSVC
@@ -228,7 +233,12 @@ test-msvc: $(CLI) | $(BUILD)/msvc
 	for io in read mmap direct; do \
 	    got=$$(WINEDEBUG=-all $(WINE) $$o/safeload.exe load $$o/sample.safetensors --threads 2 \
 	           --dtype f32 --io $$io --checksum | tr -d '\r' | grep '^checksum'); \
-	    echo "load --io $$io: $$got (native: $$want)"; [ "$$got" = "$$want" ]; done
+	    echo "load --io $$io: $$got (native: $$want)"; [ "$$got" = "$$want" ]; done; \
+	WINEDEBUG=-all $(WINE) $$o/safeload.exe convert $$o/sample.safetensors $$o/sample_bf16.safetensors \
+	    --dtype bf16 --threads 2; \
+	./$(CLI) convert $$o/sample.safetensors $$o/native_bf16.safetensors --dtype bf16 >/dev/null; \
+	cmp $$o/sample_bf16.safetensors $$o/native_bf16.safetensors; \
+	echo "convert --dtype bf16 (MSVC mode, wine) gives the native bytes"
 
 # ---- fuzzing ---------------------------------------------------------------------------------
 FUZZ_SECONDS ?= 60
