@@ -701,6 +701,16 @@ static int parse_dtype(const char *s, safeload_dtype *out) {
     return 1;
 }
 
+/* a whole number 0..1024 (0: the default), digits only: no sign, no spaces */
+static int parse_threads(const char *v, int *out) {
+    long n = 0;
+    size_t j;
+    for (j = 0; v[j] >= '0' && v[j] <= '9' && n <= 1024; j++) n = n * 10 + (v[j] - '0');
+    if (j == 0 || v[j] || n > 1024) return 0;
+    *out = (int)n;
+    return 1;
+}
+
 static int cmd_load(int argc, char **argv) {
     const char *path = NULL;
     safeload_dtype dtype = SAFELOAD_DTYPE_NONE;
@@ -721,14 +731,8 @@ static int cmd_load(int argc, char **argv) {
             if (path) return usage_error("more than one PATH:", argv[i]);
             path = argv[i];
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            /* a whole number 0..1024 (0: the default), digits only: no sign, no spaces */
-            const char *v = argv[++i];
-            long n = 0;
-            size_t j;
-            for (j = 0; v[j] >= '0' && v[j] <= '9' && n <= 1024; j++) n = n * 10 + (v[j] - '0');
-            if (j == 0 || v[j] || n > 1024)
-                return usage_error("--threads takes a whole number from 0 to 1024, not", v);
-            d.threads = (int)n;
+            if (!parse_threads(argv[++i], &d.threads))
+                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
         }
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
             if (!parse_dtype(argv[++i], &dtype))
@@ -816,13 +820,8 @@ static int cmd_convert(int argc, char **argv) {
             if (!parse_dtype(argv[++i], &dtype))
                 return usage_error("--dtype takes f32, f16 or bf16, not", argv[i]);
         } else if (!ends && strcmp(a, "--threads") == 0 && i + 1 < argc) {
-            const char *v = argv[++i];
-            long n = 0;
-            size_t j;
-            for (j = 0; v[j] >= '0' && v[j] <= '9' && n <= 1024; j++) n = n * 10 + (v[j] - '0');
-            if (j == 0 || v[j] || n > 1024)
-                return usage_error("--threads takes a whole number from 0 to 1024, not", v);
-            d.threads = (int)n;
+            if (!parse_threads(argv[++i], &d.threads))
+                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
         } else if (!ends && i + 1 == argc && (strcmp(a, "--dtype") == 0 ||
                                                 strcmp(a, "--threads") == 0)) {
             return usage_error("a value is missing after", a);
