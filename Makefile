@@ -1,7 +1,7 @@
 # safeload.h - build, test, benchmark. Everything lands in build/.
 #
 #   make            the command-line tool, build/safeload
-#   make demo       write a sample checkpoint, inspect and verify it with the tool
+#   make demo       write a sample checkpoint; inspect, verify, load, show and convert it
 #   make test       every test: unit tests, the same under ASan+UBSan, C++ and switch builds,
 #                   weak-linking, the CLI, the README's example program, the Win32 code under
 #                   wine (when installed), and
@@ -203,7 +203,8 @@ test-win: $(CLI) | $(BUILD)/win
 	    $(BUILD)/win/sample_f32.safetensors --dtype f32; \
 	./$(CLI) convert $(BUILD)/win/sample.safetensors $(BUILD)/win/native_f32.safetensors --dtype f32 >/dev/null; \
 	cmp $(BUILD)/win/sample_f32.safetensors $(BUILD)/win/native_f32.safetensors; \
-	echo "convert --dtype f32 (wine) gives the native bytes"
+	echo "convert --dtype f32 (wine) gives the native bytes"; \
+	WINE=$(WINE) sh tests/show_cmp.sh ./$(CLI) $(BUILD)/win/safeload.exe $(BUILD)/win
 
 # The _MSC_VER side of the header (cpuid through __cpuidex/_xgetbv, _BitScanForward,
 # _Interlocked atomics, __forceinline, intrinsics without target attributes, C4505) built as MSVC
@@ -251,7 +252,8 @@ test-msvc: $(CLI) | $(BUILD)/msvc
 	    --dtype bf16 --threads 2; \
 	./$(CLI) convert $$o/sample.safetensors $$o/native_bf16.safetensors --dtype bf16 >/dev/null; \
 	cmp $$o/sample_bf16.safetensors $$o/native_bf16.safetensors; \
-	echo "convert --dtype bf16 (MSVC mode, wine) gives the native bytes"
+	echo "convert --dtype bf16 (MSVC mode, wine) gives the native bytes"; \
+	WINE=$(WINE) sh tests/show_cmp.sh ./$(CLI) $$o/safeload.exe $$o
 
 # ---- fuzzing ---------------------------------------------------------------------------------
 FUZZ_SECONDS ?= 60
@@ -297,6 +299,7 @@ demo: $(CLI)
 	./$(CLI) inspect $(BUILD)/sample.safetensors
 	./$(CLI) verify $(BUILD)/sample.safetensors
 	./$(CLI) load $(BUILD)/sample.safetensors --dtype f32 --checksum
+	./$(CLI) show $(BUILD)/sample.safetensors model.embed_tokens.weight
 	./$(CLI) convert $(BUILD)/sample.safetensors $(BUILD)/sample_f32.safetensors --dtype f32
 	./$(CLI) verify $(BUILD)/sample_f32.safetensors
 

@@ -9,6 +9,9 @@
      safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]
                                         one file holding every tensor (shards merged), cast
                                         while loading (tensors with no such cast as stored)
+     safeload show PATH NAME [--count N|all]
+                                        the first N values of one tensor (16 by default),
+                                        each the shortest decimal that reads back exactly
      safeload sample OUT                write a small built-in checkpoint (for `make demo`)
 
    PATH is a .safetensors file, a model.safetensors.index.json, or a directory holding one. */
@@ -16,6 +19,8 @@
 #include "safeload.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +51,7 @@ static const char usage_text[] =
         "                     [--progress] [--checksum]\n"
         "  safeload keys PATH --expect NAMES_FILE\n"
         "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
+        "  safeload show PATH NAME [--count N|all]\n"
         "  safeload sample OUT\n"
         "  safeload --version | --help\n"
         "A PATH or OUT that starts with '-' goes after \"--\" (safeload verify -- -x).\n"
@@ -887,6 +893,316 @@ static int cmd_convert(int argc, char **argv) {
     return r == SAFELOAD_OK ? 0 : 2;
 }
 
+/* ---- show ---- */
+
+/* Exact decimal digits, from integer arithmetic rather than printf and strtod: C runtimes
+   differ on exact ties (0.3125 to three digits is 0.312 in glibc and today's UCRT, 0.313 in
+   others), and old ones misread some long inputs. Numbers up to 1536 bits hold any double
+   scaled by the powers of 10 and 2 that the digits and the comparisons need. */
+typedef struct { uint32_t w[48]; int n; } big;          /* little-endian 32-bit words */
+
+static void big_set(big *b, uint64_t v) {
+    b->w[0] = (uint32_t)v, b->w[1] = (uint32_t)(v >> 32), b->n = 2;
+    while (b->n > 0 && b->w[b->n - 1] == 0) b->n--;
+}
+static void big_mul(big *b, uint32_t k) {
+    uint64_t c = 0;
+    int i;
+    for (i = 0; i < b->n; i++) {
+        c += (uint64_t)b->w[i] * k;
+        b->w[i] = (uint32_t)c;
+        c >>= 32;
+    }
+    if (c) b->w[b->n++] = (uint32_t)c;
+}
+static void big_pow10(big *b, int k) {                  /* b *= 10^k, k >= 0 */
+    for (; k >= 9; k -= 9) big_mul(b, 1000000000u);
+    for (; k > 0; k--) big_mul(b, 10);
+}
+static void big_shl(big *b, int s) {                    /* b <<= s, s >= 0 */
+    int i, q = s / 32, r = s % 32;
+    if (b->n == 0) return;
+    b->w[b->n + q] = 0;
+    for (i = b->n - 1; i >= 0; i--) {
+        b->w[i + q + 1] |= r ? b->w[i] >> (32 - r) : 0;
+        b->w[i + q] = b->w[i] << r;
+    }
+    for (i = 0; i < q; i++) b->w[i] = 0;
+    b->n += q + 1;
+    while (b->n > 0 && b->w[b->n - 1] == 0) b->n--;
+}
+static int big_cmp(const big *a, const big *b) {
+    int i;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    for (i = a->n - 1; i >= 0; i--)
+        if (a->w[i] != b->w[i]) return a->w[i] < b->w[i] ? -1 : 1;
+    return 0;
+}
+static void big_sub(big *a, const big *b) {              /* a -= b, a >= b */
+    int64_t c = 0;
+    int i;
+    for (i = 0; i < a->n; i++) {
+        c += (int64_t)a->w[i] - (i < b->n ? (int64_t)b->w[i] : 0);
+        a->w[i] = (uint32_t)c;
+        c = c < 0 ? -1 : 0;
+    }
+    while (a->n > 0 && a->w[a->n - 1] == 0) a->n--;
+}
+/* compare q * 10^k with m * 2^j exactly */
+static int big_cmp_scaled(uint64_t q, int k, uint64_t m, int j) {
+    big x, y;
+    big_set(&x, q);
+    big_set(&y, m);
+    if (k >= 0) big_pow10(&x, k); else big_pow10(&y, -k);
+    if (j >= 0) big_shl(&y, j); else big_shl(&x, -j);
+    return big_cmp(&x, &y);
+}
+
+/* |v| (finite, non-zero) to p significant digits, rounded to nearest-even: *q (p digits) and
+   the decimal exponent *x of its first digit */
+static void decimal_digits(double v, int p, uint64_t *q, int *x) {
+    int e, bit, tries;
+    uint64_t m = (uint64_t)ldexp(frexp(fabs(v), &e), 53), lo = 1, r;
+    e -= 53;                                             /* |v| = m * 2^e */
+    for (bit = 1; bit < p; bit++) lo *= 10;              /* 10^(p-1) */
+    *x = (int)floor(log10(fabs(v)));
+    for (tries = 0; tries < 4; tries++) {                /* log10 may be one off */
+        big n, d, t;
+        int k = *x - p + 1, c;
+        big_set(&n, m);
+        big_set(&d, 1);
+        if (e >= 0) big_shl(&n, e); else big_shl(&d, -e);
+        if (k >= 0) big_pow10(&d, k); else big_pow10(&n, -k);
+        r = 0;
+        for (bit = 62; bit >= 0; bit--) {                /* r = n / d, n = n % d */
+            t = d;
+            big_shl(&t, bit);
+            if (big_cmp(&t, &n) <= 0) { big_sub(&n, &t); r |= (uint64_t)1 << bit; }
+        }
+        if (r >= lo * 10) { ++*x; continue; }
+        if (r < lo) { --*x; continue; }
+        big_shl(&n, 1);
+        c = big_cmp(&n, &d);
+        if (c > 0 || (c == 0 && (r & 1))) r++;
+        if (r == lo * 10) r = lo, ++*x;
+        break;
+    }
+    *q = r;
+}
+
+/* Does q * 10^k round to v in a dtype with mb fraction bits and least normal exponent emin
+   (to nearest, ties to an even fraction)? It must lie within half a step of v either side,
+   the step below a power of two being half the one above. No exponent ceiling: past a
+   dtype's largest value it does not. */
+static int reads_back(uint64_t q, int k, double v, int mb, int emin) {
+    int e, j, even, lo, hi;
+    uint64_t V;
+    (void)frexp(fabs(v), &e);                            /* 2^(e-1) <= |v| < 2^e */
+    if (e - 1 < emin) e = emin + 1;
+    j = e - 1 - mb - 2;                                  /* a quarter step, in 2^j */
+    V = (uint64_t)ldexp(fabs(v), -j);
+    even = ((V >> 2) & 1) == 0;
+    hi = big_cmp_scaled(q, k, V + 2, j);
+    lo = big_cmp_scaled(q, k, V - ((V == ((uint64_t)1 << (mb + 2)) && e - 1 > emin) ? 1 : 2), j);
+    return (hi < 0 || (hi == 0 && even)) && (lo > 0 || (lo == 0 && even));
+}
+
+/* The shortest decimal that reads back as v in its dtype (fraction bits mb, least normal
+   exponent emin), as Python prints floats: a BF16 weight shows as 0.01233, not as the nine
+   digits its F32 value needs; positional unless the exponent is below -4 or above 15. */
+static void format_real(char *buf, size_t cap, double v, int mb, int emin) {
+    char d[24], *o = buf;
+    uint64_t q = 0;
+    int p, x = 0, k, n;
+    if (v != v) { snprintf(buf, cap, "%snan", signbit(v) ? "-" : ""); return; }
+    if (v > DBL_MAX || v < -DBL_MAX) { snprintf(buf, cap, "%sinf", v < 0 ? "-" : ""); return; }
+    if (v == 0) { snprintf(buf, cap, "%s0", signbit(v) ? "-" : ""); return; }
+    for (p = 1; p <= 17; p++) {
+        decimal_digits(v, p, &q, &x);
+        if (reads_back(q, x - p + 1, v, mb, emin)) break;
+    }
+    n = snprintf(d, sizeof d, "%llu", (unsigned long long)q);
+    while (n > 1 && d[n - 1] == '0') n--;                /* 1.50 is 1.5 */
+    if (v < 0) *o++ = '-';
+    if (x < -4 || x >= 16) {                             /* 1.5e-05, 1e+300 */
+        for (k = 0; k < n; k++) {
+            *o++ = d[k];
+            if (k == 0 && n > 1) *o++ = '.';
+        }
+        snprintf(o, cap - (size_t)(o - buf), "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+        return;
+    }
+    if (x < 0) {                                         /* 0.0012 */
+        *o++ = '0', *o++ = '.';
+        for (k = -1; k > x; k--) *o++ = '0';
+    }
+    for (k = 0; k < n || k <= x; k++) {                  /* 57344 to one digit is 60000 */
+        *o++ = k < n ? d[k] : '0';
+        if (k == x && k + 1 < n) *o++ = '.';
+    }
+    *o = 0;
+}
+
+/* fraction bits and least normal exponent of each float dtype show prints */
+static void float_bits(safeload_dtype d, int *mb, int *emin) {
+    switch (d) {
+    case SAFELOAD_F64: *mb = 52; *emin = -1022; break;
+    case SAFELOAD_F16: *mb = 10; *emin = -14; break;
+    case SAFELOAD_BF16: *mb = 7; *emin = -126; break;
+    case SAFELOAD_F8_E4M3: *mb = 3; *emin = -6; break;
+    case SAFELOAD_F8_E5M2: *mb = 2; *emin = -14; break;
+    case SAFELOAD_F8_E4M3FNUZ: *mb = 3; *emin = -7; break;
+    case SAFELOAD_F8_E5M2FNUZ: *mb = 2; *emin = -15; break;
+    case SAFELOAD_F8_E8M0: *mb = 0; *emin = -127; break;
+    default: *mb = 23; *emin = -126; break;                          /* F32, C64 */
+    }
+}
+
+/* FP8 variants safeload_convert does not widen: exact values from the bits */
+static double fp8_value(unsigned b, safeload_dtype d) {
+    int e, m;
+    if (d == SAFELOAD_F8_E8M0) return b == 0xFF ? NAN : ldexp(1.0, (int)b - 127);
+    if (b == 0x80) return NAN;                            /* FNUZ: the one NaN, no -0 or Inf */
+    if (d == SAFELOAD_F8_E4M3FNUZ) {
+        e = (int)(b >> 3) & 15, m = (int)b & 7;
+        return (b & 0x80 ? -1 : 1) * (e ? ldexp(8 + m, e - 8 - 3) : ldexp(m, -7 - 3));
+    }
+    e = (int)(b >> 2) & 31, m = (int)b & 3;                       /* F8_E5M2FNUZ */
+    return (b & 0x80 ? -1 : 1) * (e ? ldexp(4 + m, e - 16 - 2) : ldexp(m, -15 - 2));
+}
+
+/* element i of a tensor of dtype d (as loaded: F32 where it was widened from `stored`) */
+static void format_element(char *buf, size_t cap, const unsigned char *p, size_t i,
+                           safeload_dtype d, safeload_dtype stored) {
+    union { int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
+            int64_t i64; uint64_t u64; float f[2]; double f64; } x;
+    size_t w = safeload_dtype_size(d);
+    char re[40], im[40];
+    int mb, emin;
+    float_bits(stored, &mb, &emin);
+    memcpy(&x, p + i * w, w);
+    switch (d) {
+    case SAFELOAD_BOOL: snprintf(buf, cap, "%s", x.u8 ? "true" : "false"); break;
+    case SAFELOAD_U8: snprintf(buf, cap, "%u", (unsigned)x.u8); break;
+    case SAFELOAD_I8: snprintf(buf, cap, "%d", (int)x.i8); break;
+    case SAFELOAD_U16: snprintf(buf, cap, "%u", (unsigned)x.u16); break;
+    case SAFELOAD_I16: snprintf(buf, cap, "%d", (int)x.i16); break;
+    case SAFELOAD_U32: snprintf(buf, cap, "%lu", (unsigned long)x.u32); break;
+    case SAFELOAD_I32: snprintf(buf, cap, "%ld", (long)x.i32); break;
+    case SAFELOAD_U64: snprintf(buf, cap, "%llu", (unsigned long long)x.u64); break;
+    case SAFELOAD_I64: snprintf(buf, cap, "%lld", (long long)x.i64); break;
+    case SAFELOAD_F64: format_real(buf, cap, x.f64, mb, emin); break;
+    case SAFELOAD_F32: format_real(buf, cap, x.f[0], mb, emin); break;
+    case SAFELOAD_C64:
+        format_real(re, sizeof re, x.f[0], mb, emin);
+        format_real(im, sizeof im, x.f[1], mb, emin);
+        snprintf(buf, cap, "%s%s%sj", re, im[0] == '-' ? "" : "+", im);
+        break;
+    case SAFELOAD_F8_E8M0: case SAFELOAD_F8_E4M3FNUZ: case SAFELOAD_F8_E5M2FNUZ:
+        format_real(buf, cap, fp8_value(x.u8, d), mb, emin);
+        break;
+    default: snprintf(buf, cap, "0x%02x", (unsigned)x.u8); break;
+    }
+}
+
+/* a count: a whole number below 2^62, or "all" */
+static int parse_count(const char *v, uint64_t *out) {
+    uint64_t n = 0;
+    size_t j;
+    if (same_word(v, "all")) { *out = UINT64_MAX; return 1; }
+    for (j = 0; v[j] >= '0' && v[j] <= '9' && n < ((uint64_t)1 << 62); j++)
+        n = n * 10 + (uint64_t)(v[j] - '0');
+    if (j == 0 || v[j] || n >= ((uint64_t)1 << 62)) return 0;
+    *out = n;
+    return 1;
+}
+
+/* The first --count elements of one tensor (16 by default), loaded through the library: only
+   the rows that hold them are read, and F16, BF16 and the OCP FP8s are widened to F32 on the
+   way (exactly). Values print as the shortest decimal that reads back as the stored value. */
+static int cmd_show(int argc, char **argv) {
+    const char *path = NULL, *name = NULL;
+    uint64_t count = 16, shown, rows, k;
+    safeload_model *m = NULL;
+    const safeload_tensor *t;
+    safeload_request q;
+    safeload_arena *arena = NULL;
+    safeload_error e;
+    safeload_result r;
+    char shape[128], buf[96];
+    int i, ends = 0, bits;
+    memset(&q, 0, sizeof q);
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!ends && strcmp(a, "--") == 0) { ends = 1; continue; }
+        if (!ends && strcmp(a, "--count") == 0 && i + 1 < argc) {
+            if (!parse_count(argv[++i], &count))
+                return usage_error("--count takes a whole number or all, not", argv[i]);
+        } else if (!ends && strcmp(a, "--count") == 0) {
+            return usage_error("a value is missing after", a);
+        } else if (!ends && a[0] == '-') {
+            return usage_error("unknown option", a);
+        } else if (!path) path = a;
+        else if (!name) name = a;
+        else return usage_error("unexpected argument", a);
+    }
+    if (!name) return usage_error(path ? "show needs a tensor NAME" : "show needs a PATH and a "
+                                  "tensor NAME", NULL);
+    r = open_model(path, &m, &e);
+    if (r != SAFELOAD_OK) {
+        print_error(path, &e, m);
+        safeload_model_close(m);
+        return is_io(r) ? 2 : 1;
+    }
+    print_warnings(path, m);
+    if (!(t = safeload_model_find(m, name, &q.shard))) {
+        fprintf(stderr, "error: ");
+        put_str(stderr, path);
+        fprintf(stderr, ": no tensor named ");
+        put_str(stderr, name);
+        fputc('\n', stderr);
+        safeload_model_close(m);
+        return 1;
+    }
+    shown = count < t->numel ? count : t->numel;
+    q.name = t->name;
+    q.tensor = t;
+    if (safeload_can_convert(SAFELOAD_F32, t->dtype) && t->dtype != SAFELOAD_F64)
+        q.dtype = SAFELOAD_F32;
+    bits = (int)safeload_dtype_bits(t->dtype);
+    if (t->rank > 0 && shown < t->numel) {       /* the rows that hold the first `shown` */
+        uint64_t per = t->numel / t->shape[0];
+        rows = (shown + per - 1) / per;
+        /* a slice of 4- or 6-bit values must be whole bytes: up to a row count that is */
+        while (rows < t->shape[0] && (rows * per * (uint64_t)bits) % 8) rows++;
+        if (rows < t->shape[0]) q.row_end = rows;
+    }
+    if (bits % 8) shown = (shown * (uint64_t)bits + 7) / 8;       /* F4, F6: packed bytes */
+    if (shown) r = safeload_load(m, &q, 1, NULL, &arena, &e);
+    if (r != SAFELOAD_OK) {
+        print_error(path, &e, m);
+        safeload_model_close(m);
+        return is_io(r) ? 2 : 1;
+    }
+    shape_string(shape, sizeof shape, t);
+    put_str(stdout, t->name);
+    printf(": %s %s, %llu element%s", dtype_str(t->dtype), shape,
+           (unsigned long long)t->numel, plural(t->numel));
+    if (bits % 8) printf(", shown as %llu packed byte%s", (unsigned long long)shown, plural(shown));
+    else if (shown < t->numel) printf(", the first %llu", (unsigned long long)shown);
+    putchar('\n');
+    for (k = 0; k < shown; k++) {
+        const unsigned char *p = (const unsigned char *)q.data;
+        if (bits % 8) snprintf(buf, sizeof buf, "0x%02x", (unsigned)p[k]);
+        else format_element(buf, sizeof buf, p, (size_t)k, q.dtype ? q.dtype : t->dtype, t->dtype);
+        printf("%s%s", k % 8 ? " " : "  ", buf);
+        if (k % 8 == 7 || k + 1 == shown) putchar('\n');
+    }
+    safeload_arena_free(arena);
+    safeload_model_close(m);
+    return 0;
+}
+
 /* ---- keys ---- */
 
 static int cmd_keys(int argc, char **argv) {
@@ -1014,7 +1330,8 @@ static int cmd_keys(int argc, char **argv) {
 /* "--threads=4" means "--threads 4", for the options that take a value, before "--": argv
    rewritten into out (2 * argc + 1 entries), the value pointing into the original word */
 static int split_eq(int argc, char **argv, char **out) {
-    static const char *const with_value[] = {"--threads", "--dtype", "--io", "--expect"};
+    static const char *const with_value[] = {"--threads", "--dtype", "--io", "--expect",
+                                                     "--count"};
     int i, n = 0, ends = 0;
     size_t k;
     for (i = 0; i < argc; i++) {
@@ -1046,6 +1363,7 @@ static int run(int argc, char **argv) {
     if (strcmp(argv[1], "load") == 0) return cmd_load(argc - 2, argv + 2);
     if (strcmp(argv[1], "keys") == 0) return cmd_keys(argc - 2, argv + 2);
     if (strcmp(argv[1], "convert") == 0) return cmd_convert(argc - 2, argv + 2);
+    if (strcmp(argv[1], "show") == 0) return cmd_show(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) { printf("safeload %s\n", SAFELOAD_VERSION_STRING); return 0; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_text, stdout);

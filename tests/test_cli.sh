@@ -471,6 +471,110 @@ for a in "convert|error: convert needs a PATH and an OUT path" "convert a|error:
     run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*}" "2 ${a#*|}" "$rc $(head -n 1 "$T/err")"
 done
 
+# show: the first values of one tensor, each the shortest decimal that reads back exactly
+run $RUNNER "$CLI" show "$T/s.safetensors" model.norm.weight
+check "show F32" "0 model.norm.weight: F32 [32], 32 elements, the first 16
+  1 1.015625 1.03125 1.046875 1.0625 1.078125 1.09375 1.109375
+  1.125 1.140625 1.15625 1.171875 1.1875 1.203125 1.21875 1.234375" "$rc $out"
+run $RUNNER "$CLI" show "$T/s.safetensors" lm_head.scale; check "show F64 scalar" "0 lm_head.scale: F64 [], 1 element
+  0.125" "$rc $out"
+run $RUNNER "$CLI" show "$T/s.safetensors" empty.bias; check "show empty" "0 empty.bias: F16 [0], 0 elements" "$rc $out"
+run $RUNNER "$CLI" show "$T/s.safetensors" model.layers.0.mlp.experts.3.up_proj.weight --count=3
+check "show E4M3" "0 model.layers.0.mlp.experts.3.up_proj.weight: F8_E4M3 [16, 32], 512 elements, the first 3
+  0.44 5 160" "$rc $out"
+run $RUNNER "$CLI" show "$T/two" y --count 0; check "show a shard's tensor, none shown" "0 y: U8 [2], 2 elements, the first 0" "$rc $out"
+run $RUNNER "$CLI" show "$T/two" y; check "show a shard's tensor" "0 y: U8 [2], 2 elements
+  121 121" "$rc $out"
+# every other dtype, and the specials
+mk "$T/dt.safetensors" '{"b":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]},"i8":{"dtype":"I8","shape":[2],"data_offsets":[3,5]},"i16":{"dtype":"I16","shape":[1],"data_offsets":[5,7]},"u16":{"dtype":"U16","shape":[1],"data_offsets":[7,9]},"i32":{"dtype":"I32","shape":[1],"data_offsets":[9,13]},"u32":{"dtype":"U32","shape":[1],"data_offsets":[13,17]},"i64":{"dtype":"I64","shape":[1],"data_offsets":[17,25]},"u64":{"dtype":"U64","shape":[1],"data_offsets":[25,33]},"c":{"dtype":"C64","shape":[1],"data_offsets":[33,41]},"e8":{"dtype":"F8_E8M0","shape":[4],"data_offsets":[41,45]},"n4":{"dtype":"F8_E4M3FNUZ","shape":[4],"data_offsets":[45,49]},"n5":{"dtype":"F8_E5M2FNUZ","shape":[4],"data_offsets":[49,53]},"f4":{"dtype":"F4","shape":[2,2],"data_offsets":[53,55]},"f6":{"dtype":"F6_E2M3","shape":[4],"data_offsets":[55,58]},"e5":{"dtype":"F8_E5M2","shape":[3],"data_offsets":[58,61]},"h":{"dtype":"F16","shape":[6],"data_offsets":[61,73]},"bf":{"dtype":"BF16","shape":[3],"data_offsets":[73,79]},"d":{"dtype":"F64","shape":[4],"data_offsets":[79,111]},"f":{"dtype":"F32","shape":[4],"data_offsets":[111,127]}}'
+printf '\000\001\002\200\177\000\200\377\377\377\377\377\177\000\000\000\200\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377\000\000\300\077\000\000\000\300\000\177\376\377\000\200\177\377\000\200\177\377\041\103\145\207\055\177\001\374\000\174\001\000\377\373\000\200\000\176\125\065\300\377\200\317\040\074\232\231\231\231\231\231\271\077\234\165\000\210\074\344\067\176\001\000\000\000\000\000\000\000\000\000\000\000\000\000\360\177\377\377\177\177\001\000\000\000\000\000\000\200\000\000\300\377' >> "$T/dt.safetensors"
+run $RUNNER "$CLI" verify "$T/dt.safetensors"; check "show: every dtype file" 0 "$rc"
+for a in "b|BOOL [3], 3 elements|false true true" "i8|I8 [2], 2 elements|-128 127" \
+         "i16|I16 [1], 1 element|-32768" "u16|U16 [1], 1 element|65535" \
+         "i32|I32 [1], 1 element|2147483647" "u32|U32 [1], 1 element|2147483648" \
+         "i64|I64 [1], 1 element|-1" "u64|U64 [1], 1 element|18446744073709551615" \
+         "c|C64 [1], 1 element|1.5-2j" "e8|F8_E8M0 [4], 4 elements|6e-39 1 2e+38 nan" \
+         "n4|F8_E4M3FNUZ [4], 4 elements|0 nan 240 -240" "n5|F8_E5M2FNUZ [4], 4 elements|0 nan 60000 -60000" \
+         "f4|F4 [2, 2], 4 elements, shown as 2 packed bytes|0x21 0x43" \
+         "f6|F6_E2M3 [4], 4 elements, shown as 3 packed bytes|0x65 0x87 0x2d" \
+         "e5|F8_E5M2 [3], 3 elements|nan 2e-05 -inf" \
+         "h|F16 [6], 6 elements|inf 6e-08 -65500 -0 nan 0.3333" "bf|BF16 [3], 3 elements|-nan -4300000000 0.00977" \
+         "d|F64 [4], 4 elements|0.1 1e+300 5e-324 inf" "f|F32 [4], 4 elements|3.4028235e+38 1e-45 -0 -nan"; do
+    n=${a%%|*}; r=${a#*|}
+    run $RUNNER "$CLI" show "$T/dt.safetensors" "$n" --count all
+    check "show $n" "0 $n: ${r%%|*}
+  ${r#*|}" "$rc $out"
+done
+run $RUNNER "$CLI" show "$T/dt.safetensors" f4 --count 1; check "show F4, one row" "0 f4: F4 [2, 2], 4 elements, shown as 1 packed byte
+  0x21" "$rc $out"
+# only the rows that hold the values are read: the same values as from the whole tensor
+run $RUNNER "$CLI" show "$T/s.safetensors" model.embed_tokens.weight --count all; all=$(printf '%s\n' "$out" | tail -n +2 | tr -s ' \n' '  ')
+run $RUNNER "$CLI" show "$T/s.safetensors" model.embed_tokens.weight --count 40
+check "show 40 of 2048" "0 model.embed_tokens.weight: BF16 [64, 32], 2048 elements, the first 40" "$rc $(printf '%s\n' "$out" | head -n 1)"
+check "show 40: the first 40 of all" "$(printf '%s\n' "$all" | cut -d ' ' -f 2-41)" "$(printf '%s\n' "$out" | tail -n +2 | tr -s ' \n' '  ' | cut -d ' ' -f 2-41)"
+# every value of the sample, against an independent oracle: exact rational rounding to the
+# dtype, Python's own formatting; each printed value must read back as the stored one, and
+# no shorter one may
+if command -v python3 > /dev/null 2>&1; then
+    for n in lm_head.scale model.norm.weight model.embed_tokens.weight model.layers.0.self_attn.q_proj.weight model.layers.0.mlp.experts.3.up_proj.weight; do
+        run $RUNNER "$CLI" show "$T/s.safetensors" $n --count all; printf '%s\n' "$out" > "$T/show_$n.txt"
+    done
+    vals=$(python3 - "$T/s.safetensors" "$T" <<'PY'
+import json, math, struct, sys
+from decimal import Decimal
+from fractions import Fraction
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n]); h.pop("__metadata__", None)
+FMT = {"F64": (52, -1022, 8), "F32": (23, -126, 4), "F16": (10, -14, 2), "BF16": (7, -126, 2), "F8_E4M3": (3, -6, 1)}
+def value(dt, raw):
+    if dt == "F64": return struct.unpack("<d", raw)[0]
+    if dt == "F32": return struct.unpack("<f", raw)[0]
+    if dt == "F16": return struct.unpack("<e", raw)[0]
+    if dt == "BF16": return struct.unpack("<f", b"\0\0" + raw)[0]
+    x = raw[0]; s, e, m = x >> 7, (x >> 3) & 15, x & 7
+    v = m / 8 * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
+    return -v if s else v
+def rounds_to(text, v, mb, emin):      # the decimal, rounded to nearest-even in the dtype
+    q = Fraction(text)
+    if q == 0: return v == 0
+    e = math.floor(math.log2(abs(q)))
+    while Fraction(2) ** e > abs(q): e -= 1
+    while Fraction(2) ** (e + 1) <= abs(q): e += 1
+    e = max(e, emin)
+    s = q / Fraction(2) ** (e - mb)
+    r = math.floor(s); d = s - r
+    if d > Fraction(1, 2) or (d == Fraction(1, 2) and r % 2): r += 1
+    return Fraction(r) * Fraction(2) ** (e - mb) == Fraction(v)
+bad = total = 0
+for name, t in h.items():
+    if name == "empty.bias": continue
+    mb, emin, w = FMT[t["dtype"]]
+    raw = b[8 + n + t["data_offsets"][0]:8 + n + t["data_offsets"][1]]
+    got = open(sys.argv[2] + "/show_" + name + ".txt").read().split("\n", 1)[1].split()
+    vals = [value(t["dtype"], raw[i:i + w]) for i in range(0, len(raw), w)]
+    bad += len(got) != len(vals)
+    for text, v in zip(got, vals):
+        total += 1
+        p = next(p for p in range(1, 18) if rounds_to("%.*e" % (p - 1, v), v, mb, emin))
+        x = int(("%.*e" % (p - 1, v)).split("e")[1])
+        want = format(Decimal("%.*e" % (p - 1, v)), "f") if -4 <= x < 16 else "%.*e" % (p - 1, v)
+        bad += text != want or not rounds_to(text, v, mb, emin)
+print("%d values, %d wrong" % (total, bad))
+PY
+)
+    check "show: every sample value" "3617 values, 0 wrong" "$vals"
+fi
+run $RUNNER "$CLI" show "$T/s.safetensors" no.such.tensor
+check "show: no such tensor" "1 error: $T/s.safetensors: no tensor named no.such.tensor" "$rc $(err)"
+run $RUNNER "$CLI" show "$T/trail.safetensors" x
+case "$rc $(err)" in "1 error: $T/trail.safetensors: INCOMPLETE_BUFFER: "*) ;; *) echo "FAIL: show invalid: $rc $(err)"; fail=1;; esac
+for a in "show|error: show needs a PATH and a tensor NAME" "show a|error: show needs a tensor NAME" \
+         "show a b c|error: unexpected argument c" "show a b --count -1|error: --count takes a whole number or all, not -1" \
+         "show a b --count|error: a value is missing after --count" "show a b --dtype f32|error: unknown option --dtype"; do
+    run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*}" "2 ${a#*|}" "$rc $(head -n 1 "$T/err")"
+done
+
 if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     # a load error names the tensor in full (past 255 bytes, control bytes escaped), as
     # warnings do, for each I/O mode
