@@ -36,8 +36,9 @@
        ... w->tensors[i].name / .data / .nbytes ...
        safeload_loaded_free(w);  safeload_model_close(m);
    Finer control: safeload_open / safeload_find / safeload_read / safeload_view for one file;
-   safeload_load with requests (your destinations, casts, row slices, device memory);
-   safeload_check_keys; safeload_convert; safeload_save.
+   safeload_load with requests (your destinations, casts, row slices, device memory), or
+   safeload_load_async to run it on a thread of its own; safeload_check_keys;
+   safeload_convert; safeload_save.
 
    Errors
        Every fallible call returns a safeload_result (SAFELOAD_OK == 0) and, when given a
@@ -55,7 +56,8 @@
        0 configuration, 1 platform (memory, errors, files, directories, threads, CPU
        features), 2 format (byte sources, UTF-8, the JSON header parser, validation,
        index.json), 3 key set (SipHash, name table, opening files, key reports), 4 cast
-       kernels, 5 load engine (pool, models, planning, execution), 6 device hooks, 7 writer.
+       kernels, 5 load engine (pool, models, planning, execution, async jobs), 6 device
+       hooks, 7 writer.
 
    See README.md for the full manual. License: MIT or Unlicense, at the end of this file.
 */
@@ -578,6 +580,31 @@ SAFELOAD_API safeload_result safeload_load_all(safeload_model *model, safeload_d
                                                const safeload_load_desc *desc,
                                                safeload_loaded **out, safeload_error *err);
 SAFELOAD_API void safeload_loaded_free(safeload_loaded *loaded);
+
+/* safeload_load on a thread of its own, for a UI or game loop that must not block. The load
+   is safeload_load(model, requests, count, desc, arena, err) exactly; this call returns at once
+   with a job (OK), or with an argument error (no job). Until safeload_job_wait returns, leave
+   the model, requests, desc's pool, the caller destinations and *arena, *err untouched: the
+   load writes *arena, *err and desc->stats on its thread. desc->progress, if any, is called
+   there too. Where no thread can be started (a process limit; SAFELOAD_NO_THREADS builds) the
+   load runs inside this call, and the job is done when it returns. Every job is waited for
+   exactly once: that frees it. */
+typedef struct safeload_job safeload_job;
+SAFELOAD_API safeload_result safeload_load_async(safeload_job **job, safeload_model *model,
+                                                 safeload_request *requests, size_t count,
+                                                 const safeload_load_desc *desc,
+                                                 safeload_arena **arena, safeload_error *err);
+/* 1 once the load has ended (*arena and *err are then written; safeload_job_wait returns at
+   once), else 0 */
+SAFELOAD_API int safeload_job_done(safeload_job *job);
+/* bytes loaded so far and in all, as of the load's latest progress report (one each
+   desc->progress_interval, default 64 MiB, and one at the end); 0 and 0 before the first */
+SAFELOAD_API void safeload_job_progress(safeload_job *job, uint64_t *done, uint64_t *total);
+/* asks the load to stop at its next progress report: it then ends SAFELOAD_CANCELLED, as if
+   the progress callback had returned non-zero (a load past its last report ends as it ends) */
+SAFELOAD_API void safeload_job_cancel(safeload_job *job);
+/* waits for the load to end, frees the job, returns the load's result (NULL: INVALID_ARGUMENT) */
+SAFELOAD_API safeload_result safeload_job_wait(safeload_job *job);
 
 /* ---------------------------------------------------------------------------------------------
    Writing, byte-identical to the reference writer: tensors sorted by dtype (descending) then
@@ -5128,7 +5155,7 @@ SL__DEF safeload_result safeload_convert(void *dst, safeload_dtype dst_dtype, co
 /* ---- end of cast kernels ---- */
 
 /* =============================================================================================
-   5. LOAD ENGINE: worker pool, models (shards + index), load planning, execution
+   5. LOAD ENGINE: worker pool, models (shards + index), load planning, execution, async jobs
    ========================================================================================== */
 
 /* ---- 5a. the worker pool: n-1 parked threads plus the caller; one job at a time ---- */
@@ -7534,6 +7561,157 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     if (r != SAFELOAD_OK) { safeload_loaded_free(l); return r; }
     *out = l;
     return SAFELOAD_OK;
+}
+
+/* ---- 5e. async loads: safeload_load on a thread of its own ---- */
+
+struct safeload_job {
+    safeload_allocator alloc;
+    safeload_model *model;
+    safeload_request *requests;
+    size_t count;
+    safeload_load_desc desc;            /* the caller's, with progress routed through the job */
+    safeload_progress_fn progress;      /* the caller's own callback and its user pointer */
+    void *progress_user;
+    safeload_arena **arena;
+    safeload_error *err;
+    safeload_result result;
+    int threaded;                       /* a thread was started: wait joins it */
+#if !defined(SAFELOAD_NO_THREADS)
+    sl__thread thread;
+#endif
+    sl__mutex mu;                       /* guards what follows, between the load and callers */
+    uint64_t done, total;
+    int cancel, finished;
+};
+
+/* the load's progress callback: records the figures for safeload_job_progress, calls the
+   caller's, and stops the load once safeload_job_cancel asked (also during that call) */
+static int sl__job_progress(void *user, uint64_t done, uint64_t total) {
+    safeload_job *j = (safeload_job *)user;
+    int stop = 0;
+    sl__mutex_lock(&j->mu);
+    j->done = done;
+    j->total = total;
+    sl__mutex_unlock(&j->mu);
+    if (j->progress && j->progress(j->progress_user, done, total) != 0) stop = 1;
+    sl__mutex_lock(&j->mu);
+    stop |= j->cancel;
+    sl__mutex_unlock(&j->mu);
+    return stop;
+}
+
+static void sl__job_run(safeload_job *j) {
+    safeload_result r = safeload_load(j->model, j->requests, j->count, &j->desc, j->arena,
+                                      j->err);
+    sl__mutex_lock(&j->mu);
+    j->result = r;
+    j->finished = 1;
+    sl__mutex_unlock(&j->mu);
+}
+
+#if !defined(SAFELOAD_NO_THREADS)
+#  if defined(SL__WINDOWS)
+static DWORD WINAPI sl__job_entry(LPVOID arg) {
+    sl__job_run((safeload_job *)arg);
+    return 0;
+}
+static int sl__job_start(safeload_job *j) {
+    j->thread = CreateThread(NULL, 0, sl__job_entry, j, 0, NULL);
+    return j->thread ? 0 : -1;
+}
+#  else
+static void *sl__job_entry(void *arg) {
+    sl__job_run((safeload_job *)arg);
+    return NULL;
+}
+static int sl__job_start(safeload_job *j) { return pthread_create(&j->thread, NULL, sl__job_entry, j); }
+#  endif
+#endif
+
+SL__DEF safeload_result safeload_load_async(safeload_job **out, safeload_model *m,
+                                            safeload_request *reqs, size_t n,
+                                            const safeload_load_desc *desc,
+                                            safeload_arena **arena, safeload_error *err) {
+    safeload_job *j;
+    safeload_allocator a;
+    sl__clear_error(err);
+    if (out) *out = NULL;
+    if (arena) *arena = NULL;
+    if (!out || !m)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, m ? sl__model_where(m) : "",
+                        SAFELOAD_NO_OFFSET, NULL, 0, "job or model is NULL");
+    memset(&a, 0, sizeof a);
+    if (desc) a = desc->allocator;
+    if (!sl__allocator_ok(&a))
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sl__model_where(m), SAFELOAD_NO_OFFSET,
+                        NULL, 0, "an allocator needs both alloc and free");
+    j = (safeload_job *)sl__calloc(&a, 1, sizeof *j);
+    if (!j) return SL__OOM(err, sl__model_where(m));
+    if (sl__mutex_init(&j->mu) != 0) {
+        sl__free(&a, j);
+        return sl__fail(err, SAFELOAD_THREAD_ERROR, sl__model_where(m), SAFELOAD_NO_OFFSET,
+                        NULL, 0, "cannot create a lock");
+    }
+    j->alloc = a;
+    j->model = m;
+    j->requests = reqs;
+    j->count = n;
+    if (desc) j->desc = *desc;
+    j->progress = j->desc.progress;
+    j->progress_user = j->desc.progress_user;
+    j->desc.progress = sl__job_progress;
+    j->desc.progress_user = j;
+    j->arena = arena;
+    j->err = err;
+#if !defined(SAFELOAD_NO_THREADS)
+    j->threaded = sl__job_start(j) == 0;
+#endif
+    if (!j->threaded) sl__job_run(j);               /* no thread to be had: here and now */
+    *out = j;
+    return SAFELOAD_OK;
+}
+
+SL__DEF int safeload_job_done(safeload_job *j) {
+    int f;
+    if (!j) return 1;
+    sl__mutex_lock(&j->mu);
+    f = j->finished;
+    sl__mutex_unlock(&j->mu);
+    return f;
+}
+
+SL__DEF void safeload_job_progress(safeload_job *j, uint64_t *done, uint64_t *total) {
+    uint64_t d = 0, t = 0;
+    if (j) {
+        sl__mutex_lock(&j->mu);
+        d = j->done;
+        t = j->total;
+        sl__mutex_unlock(&j->mu);
+    }
+    if (done) *done = d;
+    if (total) *total = t;
+}
+
+SL__DEF void safeload_job_cancel(safeload_job *j) {
+    if (!j) return;
+    sl__mutex_lock(&j->mu);
+    j->cancel = 1;
+    sl__mutex_unlock(&j->mu);
+}
+
+SL__DEF safeload_result safeload_job_wait(safeload_job *j) {
+    safeload_allocator a;
+    safeload_result r;
+    if (!j) return SAFELOAD_INVALID_ARGUMENT;
+#if !defined(SAFELOAD_NO_THREADS)
+    if (j->threaded) sl__thread_join(j->thread);
+#endif
+    r = j->result;
+    a = j->alloc;
+    sl__mutex_destroy(&j->mu);
+    sl__free(&a, j);
+    return r;
 }
 
 /* =============================================================================================

@@ -11,8 +11,16 @@
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 
+/* one U8 tensor "a" = "xy" */
+static const char img[] = "\x35\0\0\0\0\0\0\0"
+                          "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}xy";
+
 int main(void) {
     safeload_file *f = 0;
+    safeload_model *m = 0;
+    safeload_job *job = 0;
+    safeload_arena *arena = 0;
+    safeload_request rq;
     safeload_error e;
     float out[4];
     uint16_t in[4] = {0x3c00, 0x4000, 0x0000, 0x8000};
@@ -21,5 +29,18 @@ int main(void) {
 #ifdef SAFELOAD_NO_THREADS
     if (safeload_default_threads() != 1) return 1;      /* what every pool has in this build */
 #endif
+    /* an async load: a thread of its own, or (SAFELOAD_NO_THREADS) done inside the call */
+    memset(&rq, 0, sizeof rq);
+    rq.name = "a";
+    if (safeload_open_memory(&f, img, sizeof img - 1, 0, &e) != SAFELOAD_OK) return 1;
+    if (safeload_model_from_files(&m, &f, 1, 0, &e) != SAFELOAD_OK) return 1;
+    if (safeload_load_async(&job, m, &rq, 1, 0, &arena, &e) != SAFELOAD_OK) return 1;
+#ifdef SAFELOAD_NO_THREADS
+    if (!safeload_job_done(job)) return 1;
+#endif
+    if (safeload_job_wait(job) != SAFELOAD_OK || rq.nbytes != 2 || memcmp(rq.data, "xy", 2) != 0)
+        return 1;
+    safeload_arena_free(arena);
+    safeload_model_close(m);
     return out[0] == 1.0f && out[1] == 2.0f ? 0 : 1;
 }

@@ -19,6 +19,7 @@ static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off);
 #include "safeload.h"
 #include "testutil.h"
 #include <signal.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 /* ---- fault injection ---- */
@@ -1559,6 +1560,136 @@ static void test_progress_cancel(const tl_model *m, const char *path) {
     safeload_model_close(mod);
 }
 
+/* ---- async loads: safeload_load on a thread of its own ---- */
+typedef struct tl_gate { int entered, go, calls; } tl_gate;
+/* the first report holds the load until the test lets it go (it cancels meanwhile) */
+static int tl_gate_progress(void *user, uint64_t done, uint64_t total) {
+    tl_gate *g = (tl_gate *)user;
+    (void)done;
+    (void)total;
+    if (__atomic_fetch_add(&g->calls, 1, __ATOMIC_SEQ_CST) == 0) {
+        __atomic_store_n(&g->entered, 1, __ATOMIC_SEQ_CST);
+        while (!__atomic_load_n(&g->go, __ATOMIC_SEQ_CST)) sched_yield();
+    }
+    return 0;
+}
+
+static void test_async(const tl_model *m, const char *path) {
+    safeload_model *mod;
+    safeload_error e;
+    safeload_load_desc d;
+    safeload_load_stats st;
+    safeload_job *job;
+    safeload_request *rq, bad;
+    safeload_arena *arena = NULL;
+    uint64_t done, total, want = 0;
+    size_t i, n = m->n;
+    tl_prog pg;
+    tl_gate g;
+    tl_alloc ta;
+    long k;
+    int th;
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    rq = (safeload_request *)calloc(n, sizeof *rq);
+    for (i = 0; i < n; i++) { rq[i].name = m->t[i].name; want += m->t[i].nbytes; }
+    /* the bytes of a synchronous load; the job's figures, the caller's callback and the
+       stats all see the whole load */
+    for (th = 1; th <= 4; th++) {
+        memset(&d, 0, sizeof d);
+        memset(&pg, 0, sizeof pg);
+        pg.monotonic = 1;
+        pg.cancel_at = -1;
+        d.threads = th;
+        d.progress = tl_progress;
+        d.progress_user = &pg;
+        d.progress_interval = 1 << 20;
+        d.stats = &st;
+        CHECK(safeload_load_async(&job, mod, rq, n, &d, &arena, &e) == SAFELOAD_OK && job);
+        while (!safeload_job_done(job)) sched_yield();
+        safeload_job_progress(job, &done, &total);
+        CHECK_EQ_U64(total, want);
+        CHECK_EQ_U64(done, want);
+        CHECK(safeload_job_wait(job) == SAFELOAD_OK);
+        CHECK(e.code == SAFELOAD_OK && arena != NULL);
+        CHECK(tl_check_loaded(m, rq, n));
+        CHECK(pg.calls >= 1 && pg.monotonic && pg.last_done == want && pg.total == want);
+        CHECK_EQ_U64(st.bytes_read, want);
+        safeload_arena_free(arena);
+        arena = NULL;
+    }
+    /* cancelled while the load reports: it ends CANCELLED at that report, with nothing loaded
+       or leaked and no report after it */
+    for (th = 1; th <= 3; th += 2) {
+        memset(&d, 0, sizeof d);
+        memset(&g, 0, sizeof g);
+        d.threads = th;
+        d.chunk_size = 1 << 16;
+        d.progress_interval = 1;
+        d.progress = tl_gate_progress;
+        d.progress_user = &g;
+        d.allocator = tl_allocator(&ta, -1);
+        CHECK(safeload_load_async(&job, mod, rq, n, &d, &arena, &e) == SAFELOAD_OK);
+        while (!__atomic_load_n(&g.entered, __ATOMIC_SEQ_CST)) sched_yield();
+        safeload_job_cancel(job);
+        CHECK(!safeload_job_done(job));
+        safeload_job_progress(job, &done, &total);
+        CHECK(done > 0 && done < total && total == want);
+        __atomic_store_n(&g.go, 1, __ATOMIC_SEQ_CST);
+        CHECK_MSG(safeload_job_wait(job) == SAFELOAD_CANCELLED, "threads %d", th);
+        CHECK(e.code == SAFELOAD_CANCELLED && arena == NULL);
+        CHECK_STR(e.file, path);
+        CHECK_EQ_U64(g.calls, 1);
+        CHECK_EQ_U64(ta.live, 0);
+    }
+    /* the load's own errors come from the wait, in *err */
+    memset(&bad, 0, sizeof bad);
+    bad.name = "no.such.tensor";
+    CHECK(safeload_load_async(&job, mod, &bad, 1, NULL, &arena, &e) == SAFELOAD_OK);
+    CHECK(safeload_job_wait(job) == SAFELOAD_NOT_FOUND);
+    CHECK(e.code == SAFELOAD_NOT_FOUND && arena == NULL);
+    CHECK_STR(e.tensor, "no.such.tensor");
+    /* argument errors: no job, and *job stays NULL */
+    job = (safeload_job *)&bad;
+    CHECK(safeload_load_async(&job, NULL, rq, n, NULL, &arena, &e) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(job == NULL && e.code == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_load_async(NULL, mod, rq, n, NULL, &arena, &e) == SAFELOAD_INVALID_ARGUMENT);
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc = tl_malloc;
+    CHECK(safeload_load_async(&job, mod, rq, n, &d, &arena, &e) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(job == NULL);
+    CHECK(safeload_job_wait(NULL) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_job_done(NULL) == 1);
+    done = total = 7;
+    safeload_job_progress(NULL, &done, &total);
+    CHECK(done == 0 && total == 0);
+    safeload_job_cancel(NULL);
+    /* allocation failure at every k, the job's own first: OUT_OF_MEMORY from the call or
+       from the wait, nothing leaked; past the last allocation, the bytes */
+    n = n < 60 ? n : 60;
+    for (k = 0;; k++) {
+        safeload_result r;
+        memset(&d, 0, sizeof d);
+        d.threads = 1 + (int)(k % 3);
+        d.allocator = tl_allocator(&ta, k);
+        r = safeload_load_async(&job, mod, rq, n, &d, &arena, &e);
+        if (r == SAFELOAD_OK) r = safeload_job_wait(job);
+        else CHECK(job == NULL);
+        if (r == SAFELOAD_OK) {
+            CHECK(arena && tl_check_loaded(m, rq, n));
+            safeload_arena_free(arena);
+            CHECK_EQ_U64(ta.live, 0);
+            if (ta.calls <= k) break;                   /* no allocation failed: done */
+            continue;
+        }
+        CHECK_MSG(r == SAFELOAD_OUT_OF_MEMORY && arena == NULL, "k %ld: %s", k,
+                  safeload_result_id(r));
+        CHECK_EQ_U64(ta.live, 0);
+    }
+    CHECK(k > 1);
+    free(rq);
+    safeload_model_close(mod);
+}
+
 /* ---- allocation failures: every k-th allocation, open and load ---- */
 static void test_alloc_failures(const char *path) {
     int io;
@@ -2270,6 +2401,7 @@ int main(void) {
     test_shard_allocator();
     test_index_scale();
     test_progress_cancel(&m, path);
+    test_async(&m, path);
     test_request_errors(&m, path);
     test_pool(&m, path);
     test_view(&m, path);
