@@ -603,7 +603,8 @@ SAFELOAD_API void safeload_job_progress(safeload_job *job, uint64_t *done, uint6
 /* asks the load to stop at its next progress report: it then ends SAFELOAD_CANCELLED, as if
    the progress callback had returned non-zero (a load past its last report ends as it ends) */
 SAFELOAD_API void safeload_job_cancel(safeload_job *job);
-/* waits for the load to end, frees the job, returns the load's result (NULL: INVALID_ARGUMENT) */
+/* waits for the load to end, frees the job, returns the load's result (NULL: INVALID_ARGUMENT).
+   Not from the job's own progress callback or hooks: that would wait for itself. */
 SAFELOAD_API safeload_result safeload_job_wait(safeload_job *job);
 
 /* ---------------------------------------------------------------------------------------------

@@ -1641,6 +1641,32 @@ static void test_async(const tl_model *m, const char *path) {
         CHECK_EQ_U64(g.calls, 1);
         CHECK_EQ_U64(ta.live, 0);
     }
+    /* three jobs at once on one shared pool (they take turns) and one on a temporary pool */
+    {
+        safeload_pool *pool;
+        safeload_job *jobs[4];
+        safeload_request *rqs[4];
+        safeload_arena *arenas[4];
+        safeload_error es[4];
+        int q;
+        CHECK(safeload_pool_create(&pool, 3, &e) == SAFELOAD_OK);
+        for (q = 0; q < 4; q++) {
+            rqs[q] = (safeload_request *)calloc(n, sizeof **rqs);
+            for (i = 0; i < n; i++) rqs[q][i].name = m->t[i].name;
+            memset(&d, 0, sizeof d);
+            d.pool = q < 3 ? pool : NULL;
+            d.threads = 1 + q;
+            CHECK(safeload_load_async(&jobs[q], mod, rqs[q], n, &d, &arenas[q], &es[q]) ==
+                  SAFELOAD_OK);
+        }
+        for (q = 3; q >= 0; q--) {
+            CHECK_MSG(safeload_job_wait(jobs[q]) == SAFELOAD_OK, "job %d: %s", q, es[q].message);
+            CHECK(tl_check_loaded(m, rqs[q], n));
+            safeload_arena_free(arenas[q]);
+            free(rqs[q]);
+        }
+        safeload_pool_destroy(pool);
+    }
     /* the load's own errors come from the wait, in *err */
     memset(&bad, 0, sizeof bad);
     bad.name = "no.such.tensor";
