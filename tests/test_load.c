@@ -1633,7 +1633,8 @@ static void test_async(const tl_model *m, const char *path) {
         safeload_job_cancel(job);
         CHECK(!safeload_job_done(job));
         safeload_job_progress(job, &done, &total);
-        CHECK(done > 0 && done < total && total == want);
+        /* the other workers may have loaded the rest by the first report (total then) */
+        CHECK(done > 0 && done <= total && total == want);
         __atomic_store_n(&g.go, 1, __ATOMIC_SEQ_CST);
         CHECK_MSG(safeload_job_wait(job) == SAFELOAD_CANCELLED, "threads %d", th);
         CHECK(e.code == SAFELOAD_CANCELLED && arena == NULL);
