@@ -583,7 +583,9 @@ SAFELOAD_API void safeload_loaded_free(safeload_loaded *loaded);
 
 /* safeload_load on a thread of its own, for a UI or game loop that must not block. The load
    is safeload_load(model, requests, count, desc, arena, err) exactly; this call returns at once
-   with a job (OK), or with an argument error (no job). Until safeload_job_wait returns, leave
+   with a job (OK; *job is set before the load starts, so its callbacks may use it), or with
+   INVALID_ARGUMENT (job or model NULL, half an allocator), OUT_OF_MEMORY or THREAD_ERROR and
+   no job; all else the load finds comes from safeload_job_wait. Until that returns, leave
    the model, requests, desc's pool, the caller destinations and *arena, *err untouched: the
    load writes *arena, *err and desc->stats on its thread. desc->progress, if any, is called
    there too. Where no thread can be started (a process limit; SAFELOAD_NO_THREADS builds) the
@@ -604,7 +606,8 @@ SAFELOAD_API void safeload_job_progress(safeload_job *job, uint64_t *done, uint6
    the progress callback had returned non-zero (a load past its last report ends as it ends) */
 SAFELOAD_API void safeload_job_cancel(safeload_job *job);
 /* waits for the load to end, frees the job, returns the load's result (NULL: INVALID_ARGUMENT).
-   Not from the job's own progress callback or hooks: that would wait for itself. */
+   Not from a progress callback or hook of the job, nor of any load on the job's pool: that
+   would wait for itself (a pool runs one load at a time). */
 SAFELOAD_API safeload_result safeload_job_wait(safeload_job *job);
 
 /* ---------------------------------------------------------------------------------------------
@@ -7665,11 +7668,11 @@ SL__DEF safeload_result safeload_load_async(safeload_job **out, safeload_model *
     j->desc.progress_user = j;
     j->arena = arena;
     j->err = err;
+    *out = j;                        /* before the load starts: its callbacks may cancel it */
 #if !defined(SAFELOAD_NO_THREADS)
     j->threaded = sl__job_start(j) == 0;
 #endif
     if (!j->threaded) sl__job_run(j);               /* no thread to be had: here and now */
-    *out = j;
     return SAFELOAD_OK;
 }
 

@@ -1574,6 +1574,14 @@ static int tl_gate_progress(void *user, uint64_t done, uint64_t total) {
     return 0;
 }
 
+/* cancels the job it belongs to, through the pointer safeload_load_async set */
+static int tl_self_cancel(void *user, uint64_t done, uint64_t total) {
+    (void)done;
+    (void)total;
+    safeload_job_cancel(*(safeload_job **)user);
+    return 0;
+}
+
 static void test_async(const tl_model *m, const char *path) {
     safeload_model *mod;
     safeload_error e;
@@ -1668,6 +1676,15 @@ static void test_async(const tl_model *m, const char *path) {
         }
         safeload_pool_destroy(pool);
     }
+    /* *job is set before the load starts: its own callback may cancel it */
+    memset(&d, 0, sizeof d);
+    d.threads = 2;
+    d.chunk_size = 1 << 16;
+    d.progress_interval = 1;
+    d.progress = tl_self_cancel;
+    d.progress_user = &job;
+    CHECK(safeload_load_async(&job, mod, rq, n, &d, &arena, &e) == SAFELOAD_OK);
+    CHECK(safeload_job_wait(job) == SAFELOAD_CANCELLED && arena == NULL);
     /* the load's own errors come from the wait, in *err */
     memset(&bad, 0, sizeof bad);
     bad.name = "no.such.tensor";
