@@ -5194,7 +5194,15 @@ typedef struct sl__pool_user { sl__tid tid; struct sl__pool_user *next; } sl__po
 #endif
 
 #if !defined(SAFELOAD_NO_THREADS)
-typedef struct sl__pool_arg { safeload_pool *pool; int id; int has_tid; sl__tid tid; } sl__pool_arg;
+/* what a started thread runs: pool worker `id`, or run(ctx) when run is set (an async job) */
+typedef struct sl__pool_arg {
+    safeload_pool *pool;
+    int id;
+    int has_tid;
+    sl__tid tid;
+    void (*run)(void *ctx);
+    void *ctx;
+} sl__pool_arg;
 
 static void sl__pool_main(safeload_pool *p, int id) {
     uint64_t seen = 0;
@@ -5220,7 +5228,8 @@ static void sl__pool_main(safeload_pool *p, int id) {
 #  if defined(SL__WINDOWS)
 static DWORD WINAPI sl__thread_entry(LPVOID arg) {
     sl__pool_arg *a = (sl__pool_arg *)arg;
-    sl__pool_main(a->pool, a->id);
+    if (a->run) a->run(a->ctx);
+    else sl__pool_main(a->pool, a->id);
     return 0;
 }
 static int sl__thread_start(sl__thread *t, sl__pool_arg *arg) {
@@ -5234,7 +5243,8 @@ static void sl__thread_join(sl__thread t) {
 #  else
 static void *sl__thread_entry(void *arg) {
     sl__pool_arg *a = (sl__pool_arg *)arg;
-    sl__pool_main(a->pool, a->id);
+    if (a->run) a->run(a->ctx);
+    else sl__pool_main(a->pool, a->id);
     return NULL;
 }
 static int sl__thread_start(sl__thread *t, sl__pool_arg *arg) {
@@ -7583,6 +7593,7 @@ struct safeload_job {
     int threaded;                       /* a thread was started: wait joins it */
 #if !defined(SAFELOAD_NO_THREADS)
     sl__thread thread;
+    sl__pool_arg start;                 /* what the thread runs: sl__job_run(this job) */
 #endif
     sl__mutex mu;                       /* guards what follows, between the load and callers */
     uint64_t done, total;
@@ -7605,7 +7616,8 @@ static int sl__job_progress(void *user, uint64_t done, uint64_t total) {
     return stop;
 }
 
-static void sl__job_run(safeload_job *j) {
+static void sl__job_run(void *ctx) {
+    safeload_job *j = (safeload_job *)ctx;
     safeload_result r = safeload_load(j->model, j->requests, j->count, &j->desc, j->arena,
                                       j->err);
     sl__mutex_lock(&j->mu);
@@ -7613,25 +7625,6 @@ static void sl__job_run(safeload_job *j) {
     j->finished = 1;
     sl__mutex_unlock(&j->mu);
 }
-
-#if !defined(SAFELOAD_NO_THREADS)
-#  if defined(SL__WINDOWS)
-static DWORD WINAPI sl__job_entry(LPVOID arg) {
-    sl__job_run((safeload_job *)arg);
-    return 0;
-}
-static int sl__job_start(safeload_job *j) {
-    j->thread = CreateThread(NULL, 0, sl__job_entry, j, 0, NULL);
-    return j->thread ? 0 : -1;
-}
-#  else
-static void *sl__job_entry(void *arg) {
-    sl__job_run((safeload_job *)arg);
-    return NULL;
-}
-static int sl__job_start(safeload_job *j) { return pthread_create(&j->thread, NULL, sl__job_entry, j); }
-#  endif
-#endif
 
 SL__DEF safeload_result safeload_load_async(safeload_job **out, safeload_model *m,
                                             safeload_request *reqs, size_t n,
@@ -7670,7 +7663,9 @@ SL__DEF safeload_result safeload_load_async(safeload_job **out, safeload_model *
     j->err = err;
     *out = j;                        /* before the load starts: its callbacks may cancel it */
 #if !defined(SAFELOAD_NO_THREADS)
-    j->threaded = sl__job_start(j) == 0;
+    j->start.run = sl__job_run;                     /* the pool's thread start, not a worker */
+    j->start.ctx = j;
+    j->threaded = sl__thread_start(&j->thread, &j->start) == 0;
 #endif
     if (!j->threaded) sl__job_run(j);               /* no thread to be had: here and now */
     return SAFELOAD_OK;
