@@ -4,7 +4,8 @@
    usage: bench_cast [MiB ...] [nt=auto|0|1|both] [reps=N] [only=f32->bf16,...] [f8=random]
                      [weights=normal]
           (default sizes 8 and 512 MiB of *input*; env SL_BENCH_SIZES="8,512" works too;
-          reps = rounds, default 31 below 128 MiB, else 5)
+          fractions for cache-resident sizes: 0.015625 = 16 KiB, each sample then times
+          about 1 MiB of back-to-back calls; reps = rounds, default 31 below 128 MiB, else 5)
    GB/s = 1e9 bytes/s. "in" counts input bytes, "in+out" input plus output bytes: the figure to
    set against memcpy's read+write ("in+out" of memcpy = 2 x bytes copied). Each round times
    every path, and right before each one a memcpy of the input size (below 128 MiB the second
@@ -57,6 +58,16 @@ static void *big_alloc(size_t n) {
     void *p = malloc(n);
     if (p) memset(p, 0, n);
     return p;
+#endif
+}
+
+/* keeps the compiler from folding repeated memcpys into one: the copy is "used" */
+static void bench_clobber(void *p) {
+#if defined(__GNUC__)
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+#else
+    volatile unsigned char sink = *(volatile unsigned char *)p;
+    (void)sink;
 #endif
 }
 
@@ -195,7 +206,10 @@ int main(int argc, char **argv) {
     for (si = 0; si < nsizes; si++) {
         size_t in_bytes = sizes[si];
         int reps = reps_arg > 0 ? reps_arg : in_bytes >= ((size_t)128 << 20) ? 5 : 31;
-        int nt_lo = ntmode == 3 ? 0 : ntmode, nt_hi = ntmode == 3 ? 1 : ntmode, nrows, r, k;
+        int nt_lo = ntmode == 3 ? 0 : ntmode, nt_hi = ntmode == 3 ? 1 : ntmode, nrows, r, k, c;
+        /* below 1 MiB one call lasts microseconds, near the clock's grain: each sample then
+           times `calls` back-to-back calls (about 1 MiB of input in all) and divides */
+        int calls = in_bytes < ((size_t)1 << 20) ? (int)((((size_t)1 << 20) + in_bytes - 1) / in_bytes) : 1;
         double *mc = (double *)malloc(sizeof(double) * (size_t)reps * NDIRS * 4 * SAFELOAD_SIMD_COUNT), mc_med;
         double res_t[NDIRS][4 * SAFELOAD_SIMD_COUNT], res_r[NDIRS][4 * SAFELOAD_SIMD_COUNT];
         safeload_convert_desc res_cd[NDIRS][4 * SAFELOAD_SIMD_COUNT];
@@ -244,16 +258,21 @@ int main(int argc, char **argv) {
                     double t0, tm;
                     if (in_bytes < ((size_t)128 << 20)) memcpy(mdst, bufs[0], in_bytes);
                     t0 = now();
-                    memcpy(mdst, bufs[0], in_bytes);
-                    tm = now() - t0;
+                    for (c = 0; c < calls; c++) {
+                        memcpy(mdst, bufs[0], in_bytes);
+                        bench_clobber(mdst);
+                    }
+                    tm = (now() - t0) / calls;
                     mc[nmc++] = tm;
                     t0 = now();
-                    if (sl__convert_w(sl__cpu_word() & ~off[k], dst, d->dst, s, d->src, n, &cd[k]) !=
-                        SAFELOAD_OK) {
-                        fprintf(stderr, "convert failed\n");
-                        return 1;
+                    for (c = 0; c < calls; c++) {
+                        if (sl__convert_w(sl__cpu_word() & ~off[k], dst, d->dst, s, d->src, n, &cd[k]) !=
+                            SAFELOAD_OK) {
+                            fprintf(stderr, "convert failed\n");
+                            return 1;
+                        }
                     }
-                    t[k][r] = now() - t0;
+                    t[k][r] = (now() - t0) / calls;
                     /* (in+out / t) / (2 in / tm) */
                     q[k][r] = (double)(in_bytes + n * safeload_dtype_size(d->dst)) * tm / (2.0 * in_bytes * t[k][r]);
                 }
@@ -269,9 +288,12 @@ int main(int argc, char **argv) {
         }
         fprintf(stderr, "\n");
         mc_med = median(mc, nmc);
-        printf("\n## input %.0f MiB, %d rounds (medians; x memcpy: median of per-round ratios to "
-               "the memcpy timed just before; memcpy row: all %d of its samples)\n\n",
-               in_bytes / 1048576.0, reps, nmc);
+        if (in_bytes < ((size_t)1 << 20))
+            printf("\n## input %.0f KiB, %d rounds of %d calls", in_bytes / 1024.0, reps, calls);
+        else
+            printf("\n## input %.0f MiB, %d rounds", in_bytes / 1048576.0, reps);
+        printf(" (medians; x memcpy: median of per-round ratios to "
+               "the memcpy timed just before; memcpy row: all %d of its samples)\n\n", nmc);
         printf("| direction | path | nt | in GB/s | in+out GB/s | x memcpy in+out | target | "
                "x scalar |\n|---|---|---|---|---|---|---|---|\n");
         printf("| memcpy | libc | - | %.2f | %.2f | 1.00 | - | - |\n", in_bytes / mc_med / 1e9,
