@@ -483,7 +483,10 @@ typedef enum safeload_io {
     SAFELOAD_IO_DEFAULT = 0,    /* = READ */
     SAFELOAD_IO_READ,           /* pread / ReadFile */
     SAFELOAD_IO_MMAP,           /* copy (and cast) from a read-only mapping */
-    SAFELOAD_IO_DIRECT          /* O_DIRECT / FILE_FLAG_NO_BUFFERING with aligned bounce buffers */
+    SAFELOAD_IO_DIRECT,         /* O_DIRECT / FILE_FLAG_NO_BUFFERING with aligned bounce buffers */
+    SAFELOAD_IO_AUTO            /* per file: DIRECT where the bytes to read are mostly not in the
+                                   page cache, READ where they are (Linux asks the kernel;
+                                   elsewhere, and where it will not say: READ) */
 } safeload_io;
 
 typedef struct safeload_request {
@@ -517,7 +520,9 @@ typedef struct safeload_load_stats {
     int threads;                /* workers that ran: at most one per task */
     safeload_io io;             /* the mode used: READ where DIRECT or MMAP could not run
                                    (see the README), or where nothing was mapped (memory and
-                                   reader sources) */
+                                   reader sources); AUTO reports DIRECT when some file went
+                                   direct, else READ */
+    int direct_files;           /* files read with O_DIRECT (DIRECT or AUTO) */
 } safeload_load_stats;
 
 typedef struct safeload_load_desc {
@@ -954,6 +959,8 @@ extern ssize_t readlink(const char *, char *, size_t);
 extern int fchmod(int, mode_t);
 extern int fchown(int, uid_t, gid_t);
 extern uid_t geteuid(void);
+extern long syscall(long, ...);
+extern int mincore(void *, size_t, unsigned char *);
 #    if defined(__GNUC__)
 #      pragma GCC diagnostic pop
 #    endif
@@ -1198,6 +1205,93 @@ static int sl__os_same(sl__os_file a, sl__os_file b) {
     struct stat x, y;
     if (fstat(a, &x) != 0 || fstat(b, &y) != 0) return 0;
     return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+#endif
+}
+
+/* How much of [off, off + len) of a file sits in the page cache, as a fraction in [0, 1], or -1
+   where the OS does not say. SAFELOAD_IO_AUTO asks it of each file: direct I/O for cold bytes
+   (they are read once, and need not push the page cache out), buffered reads for cached ones
+   (a copy at memory speed, which direct I/O would give up for the disk's). A sample: up to 16
+   windows of 1 MiB spread over the range, so the cost does not grow with the file. Linux
+   only: cachestat (6.5+), else mincore over a mapping of each window, but only for a file this
+   process owns: since 5.0 mincore reports the page cache only for files the caller could write,
+   and for others only the pages this process has mapped, which would read as cold. */
+#if defined(__linux__) && !defined(__alpha__)
+#  define SL__HAVE_CACHED 1
+#  define SL__NR_CACHESTAT 451            /* the same number on every architecture but alpha */
+#  define SL__CACHED_WINDOWS 16
+/* Test seam: the tests define this to run the mincore path on kernels that have cachestat. */
+#  ifndef SAFELOAD_CACHESTAT
+#    define SAFELOAD_CACHESTAT(fd, range, cs) syscall(SL__NR_CACHESTAT, fd, range, cs, 0u)
+#  endif
+static int64_t sl__os_cached_pages(sl__os_file f, uint64_t off, uint64_t pages, uint64_t pg,
+                                   int *how) {
+    /* how: 0 untried, 1 cachestat works, 2 mincore allowed, 3 neither */
+    if (*how <= 1) {
+        struct { uint64_t off, len; } range;
+        uint64_t cs[5];                   /* struct cachestat: nr_cache first */
+        range.off = off;
+        range.len = pages * pg;
+        memset(cs, 0, sizeof cs);         /* written by the kernel (MSan cannot see it) */
+        if (SAFELOAD_CACHESTAT(f, &range, cs) == 0) {
+            *how = 1;
+            return (int64_t)SL__MIN(cs[0], pages);
+        }
+        if (*how == 1) return -1;
+        {
+            struct stat st;
+            *how = fstat(f, &st) == 0 && (st.st_uid == geteuid() || geteuid() == 0) ? 2 : 3;
+        }
+    }
+    if (*how == 2) {
+        unsigned char vec[1024];
+        int64_t n = 0;
+        uint64_t done = 0;
+        while (done < pages) {
+            uint64_t k = SL__MIN(pages - done, (uint64_t)sizeof vec), j;
+            void *p;
+            if (off + done * pg > (uint64_t)INT64_MAX) return -1;
+            p = mmap(NULL, (size_t)(k * pg), PROT_READ, MAP_SHARED, f, (off_t)(off + done * pg));
+            if (p == MAP_FAILED) return -1;
+            memset(vec, 0, sizeof vec);
+            if (mincore(p, (size_t)(k * pg), vec) != 0) { munmap(p, (size_t)(k * pg)); return -1; }
+            munmap(p, (size_t)(k * pg));
+            for (j = 0; j < k; j++) n += vec[j] & 1;
+            done += k;
+        }
+        return n;
+    }
+    return -1;
+}
+#endif
+
+static double sl__os_cached(sl__os_file f, uint64_t off, uint64_t len) {
+#if defined(SL__HAVE_CACHED)
+#  if defined(_SC_PAGESIZE)
+    long pgl = sysconf(_SC_PAGESIZE);
+#  else
+    long pgl = 4096;
+#  endif
+    uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096, win, step, cached = 0, total = 0;
+    int k, nwin, how = 0;
+    if (len == 0 || off > UINT64_MAX - len) return -1;
+    nwin = len <= SL__CACHED_WINDOWS * SL__MIB ? 1 : SL__CACHED_WINDOWS;
+    win = nwin == 1 ? len : SL__MIB;
+    step = nwin == 1 ? 0 : (len - win) / (uint64_t)(nwin - 1);
+    for (k = 0; k < nwin; k++) {
+        uint64_t a = off + (uint64_t)k * step, a0 = a - a % pg;
+        uint64_t pages = (a + win - a0 + pg - 1) / pg;
+        int64_t c = sl__os_cached_pages(f, a0, pages, pg, &how);
+        if (c < 0) return -1;
+        cached += (uint64_t)c;
+        total += pages;
+    }
+    return (double)cached / (double)total;
+#else
+    SL__UNUSED(f);
+    SL__UNUSED(off);
+    SL__UNUSED(len);
+    return -1;
 #endif
 }
 
@@ -6442,9 +6536,9 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
     if (sl__mem_base(L, r->shard))
         cap = L->chunk;
 #if !defined(SL__WINDOWS)
-    else if (L->io == SAFELOAD_IO_READ && L->shards[r->shard]->src.kind == SL__SRC_FILE &&
+    else if (L->io != SAFELOAD_IO_MMAP && L->shards[r->shard]->src.kind == SL__SRC_FILE &&
              !r->cast && !t->cast)
-        cap = L->chunk;
+        cap = L->chunk;                 /* preadv, also for the files DIRECT reads buffered */
 #endif
     else if (L->io == SAFELOAD_IO_DIRECT && L->direct[r->shard] != SL__NO_FILE)
         cap = L->chunk;
@@ -7110,7 +7204,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     L.user = reqs;
     L.n_reqs = n;
     L.io = d.io == SAFELOAD_IO_DEFAULT ? SAFELOAD_IO_READ : d.io;
-    if ((unsigned)L.io > (unsigned)SAFELOAD_IO_DIRECT)
+    if ((unsigned)L.io > (unsigned)SAFELOAD_IO_AUTO)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "unknown I/O mode %d", (int)d.io);
     if ((unsigned)d.device > (unsigned)SAFELOAD_DEVICE_ASCEND)
@@ -7303,16 +7397,36 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     if (any_dev && (r = sl__resolve_hooks(&L, &d, need_dev, err)) != SAFELOAD_OK) goto out;
 
     /* the I/O mode's handles: mappings, or O_DIRECT handles (falling back to buffered reads
-       where the file system refuses them, or the path now names another file) */
+       where the file system refuses them, or the path now names another file; under AUTO
+       also where the bytes this load reads from a file are mostly in the page cache) */
     if (L.io == SAFELOAD_IO_MMAP) {
         if ((r = sl__load_map(&L)) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
-    } else if (L.io == SAFELOAD_IO_DIRECT) {
+    } else if (L.io == SAFELOAD_IO_DIRECT || L.io == SAFELOAD_IO_AUTO) {
         int any = 0;
+        uint64_t *span = NULL;            /* AUTO: per file, [lo, hi) of the bytes read */
         L.direct = (sl__os_file *)sl__malloc(L.alloc, (n_shards + 1) * sizeof(sl__os_file));
         if (!L.direct) { r = SL__OOM(err, path0); goto out; }
+        for (i = 0; i < n_shards; i++) L.direct[i] = SL__NO_FILE;
+        if (L.io == SAFELOAD_IO_AUTO) {
+            span = (uint64_t *)sl__malloc(L.alloc, (2 * n_shards + 1) * sizeof(uint64_t));
+            if (!span) { r = SL__OOM(err, path0); goto out; }
+            for (i = 0; i < n_shards; i++) { span[2 * i] = UINT64_MAX; span[2 * i + 1] = 0; }
+            for (i = 0; i < n; i++) {
+                const sl__rp *p = &L.reqs[i];
+                if (!p->src_len) continue;
+                span[2 * p->shard] = SL__MIN(span[2 * p->shard], p->src_off);
+                span[2 * p->shard + 1] = SL__MAX(span[2 * p->shard + 1], p->src_off + p->src_len);
+            }
+        }
         for (i = 0; i < n_shards; i++) {
             uint64_t sz = 0;
-            L.direct[i] = SL__NO_FILE;
+            if (span) {
+                double c;
+                if (shards[i]->src.kind != SL__SRC_FILE || span[2 * i] >= span[2 * i + 1])
+                    continue;
+                c = sl__os_cached(shards[i]->src.fd, span[2 * i], span[2 * i + 1] - span[2 * i]);
+                if (c < 0 || c >= 0.5) continue;            /* cached, or no answer: buffered */
+            }
             if (shards[i]->src.kind == SL__SRC_FILE &&
                 sl__os_open(shards[i]->path, 1, L.alloc, &L.direct[i], &sz) == 0) {
                 /* not the file that was opened (replaced since): buffered reads of the
@@ -7325,7 +7439,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
                 }
             }
         }
-        if (!any) L.io = SAFELOAD_IO_READ;
+        sl__free(L.alloc, span);
+        L.io = any ? SAFELOAD_IO_DIRECT : SAFELOAD_IO_READ;
     }
 
     /* the threads, before the first hook runs (device_alloc): a load those start on the
@@ -7422,6 +7537,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         memset(d.stats, 0, sizeof *d.stats);
         d.stats->threads = workers;
         d.stats->io = L.io;
+        for (i = 0; i < n_shards; i++) d.stats->direct_files += sl__is_direct(&L, (uint32_t)i);
     }
 
     if (L.n_tasks) sl__pool_run(pool, sl__load_job, &L, workers);

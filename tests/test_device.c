@@ -523,7 +523,7 @@ static void test_mixed_run(fake_dev *dev) {
     CHECK(fd >= 0 && write(fd, img, n) == (ssize_t)n);
     if (fd >= 0) close(fd);
     fd_device_alloc(dev, 16448, &mem);
-    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {
         safeload_file *f;
         safeload_error e;
         safeload_request q[3];

@@ -15,12 +15,17 @@ static ssize_t tl_pread(int fd, void *buf, size_t n, off_t off);
 static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off);
 #define SAFELOAD_PREAD tl_pread
 #define SAFELOAD_PREADV tl_preadv
+/* cachestat off: io AUTO's probe falls back to mincore */
+static int tl_no_cachestat;
+static long tl_cachestat(int fd, void *range, void *cs);
+#define SAFELOAD_CACHESTAT(fd, range, cs) tl_cachestat(fd, range, cs)
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
 #include <signal.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 
 /* ---- fault injection ---- */
 enum { FI_NONE, FI_EINTR, FI_SHORT, FI_FAIL_AT };
@@ -51,6 +56,12 @@ static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off) {
     if (fi_mode == FI_SHORT && cnt > 1) cnt = cnt / 2;
     if (fi_mode == FI_FAIL_AT && k == fi_at) { errno = EIO; return -1; }
     return preadv(fd, iov, cnt, off);
+}
+
+#include <sys/syscall.h>
+static long tl_cachestat(int fd, void *range, void *cs) {
+    if (tl_no_cachestat) { errno = ENOSYS; return -1; }
+    return syscall(451, fd, range, cs, 0u);
 }
 
 static void fi_set(int mode, long at) {
@@ -241,7 +252,8 @@ static int tl_quick(void) { return getenv("SAFELOAD_TEST_QUICK") != NULL; }
 
 /* ---- single files: threads x I/O modes x chunk sizes, arena and caller destinations ---- */
 static void test_matrix(const tl_model *m, const char *path) {
-    static const safeload_io ios[] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP, SAFELOAD_IO_DIRECT};
+    static const safeload_io ios[] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP, SAFELOAD_IO_DIRECT,
+                                       SAFELOAD_IO_AUTO};
     static const size_t chunks[] = {0, 12288};
     safeload_model *mod;
     safeload_error e;
@@ -249,7 +261,7 @@ static void test_matrix(const tl_model *m, const char *path) {
     CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
     CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
     for (th = 1; th <= 8; th += tl_quick() ? 3 : 1)
-        for (io = 0; io < 3; io++)
+        for (io = 0; io < 4; io++)
             for (c = 0; c < 2; c++) {
                 safeload_load_desc d;
                 safeload_load_stats st;
@@ -455,7 +467,7 @@ static void test_cast_on_load(const tl_model *m, const char *path) {
     int th, io;
     CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
     for (th = 1; th <= 3; th++)
-        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {
             safeload_loaded *l;
             safeload_load_desc d;
             size_t k;
@@ -761,7 +773,7 @@ static void test_sources(const tl_model *m, const char *path) {
         st[1] = st[0]; st[1].name = "b"; st[1].data = b;
         for (q = 0; q < sizeof a; q++) { a[q] = (unsigned char)(q * 7); b[q] = (unsigned char)(q * 13 + 1); }
         CHECK(safeload_serialize(&img2, &n2, st, 2, NULL, &e) == SAFELOAD_OK);
-        for (io = SAFELOAD_IO_DEFAULT; io <= SAFELOAD_IO_DIRECT; io++) {
+        for (io = SAFELOAD_IO_DEFAULT; io <= SAFELOAD_IO_AUTO; io++) {
             safeload_load_desc d;
             safeload_load_stats ls;
             memset(&d, 0, sizeof d);
@@ -1024,7 +1036,7 @@ static void test_shards(const tl_model *m) {
         }
         memset(&d, 0, sizeof d);
         d.threads = th;
-        d.io = (safeload_io)(1 + th % 3);
+        d.io = (safeload_io)(1 + th % 4);
         CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK, "%s", e.message);
         CHECK(tl_check_loaded(m, l->tensors, l->count));
         /* model order: shards by file name, tensors by offset; the checksum equals the FNV of
@@ -1737,7 +1749,7 @@ static void test_async(const tl_model *m, const char *path) {
 /* ---- allocation failures: every k-th allocation, open and load ---- */
 static void test_alloc_failures(const char *path) {
     int io;
-    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {    /* each mode's own */
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {    /* each mode's own */
         tl_alloc ta;
         long k;
         int successes = 0;
@@ -2135,7 +2147,7 @@ static void test_mixed_run(void) {
     CHECK(fp != NULL && fwrite(img, 1, n, fp) == n);
     if (fp) fclose(fp);
     CHECK(posix_memalign((void **)&win, 2u << 20, 2u << 20) == 0);   /* one 2 MiB window */
-    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT && win; io++)
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO && win; io++)
         for (th = 1; th <= 2; th++) {
             safeload_file *f;
             safeload_error e;
@@ -2168,7 +2180,7 @@ static void test_mixed_run(void) {
         uint64_t cut = ds + 4160 + 100;
         CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
         CHECK(truncate(p, (off_t)cut) == 0);
-        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {
             int only_c;
             for (only_c = 0; only_c <= 1; only_c++) {
                 safeload_request q[3];
@@ -2204,7 +2216,7 @@ static void test_mixed_run(void) {
             CHECK(v != NULL && memcmp(v, img + ds + 64, 4096) == 0);
         }
         CHECK(truncate(p, (off_t)(ds + 4000)) == 0);     /* now inside b */
-        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {
             safeload_request q;
             safeload_load_desc d;
             memset(&q, 0, sizeof q);
@@ -2273,7 +2285,7 @@ static void test_cut_deterministic(void) {
         CHECK(truncate(p, (off_t)cuts[c]) == 0);
         snprintf(want_msg, sizeof want_msg, "file ended at byte %llu (it was %llu bytes when opened)",
                  (unsigned long long)cuts[c], (unsigned long long)safeload_file_size(f));
-        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++)
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++)
             for (th = 1; th <= 4; th++)
                 for (cast = 0; cast <= 1; cast++) {
                     safeload_request q[NT];
@@ -2320,7 +2332,7 @@ static void test_changed_file(void) {
     CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
     st.data = two;
     CHECK(safeload_save(p, &st, 1, NULL, &e) == SAFELOAD_OK);       /* renamed over it */
-    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {
         safeload_request q;
         safeload_load_desc d;
         memset(&q, 0, sizeof q);
@@ -2336,7 +2348,7 @@ static void test_changed_file(void) {
     CHECK(safeload_save(p, &st, 1, NULL, &e) == SAFELOAD_OK);
     CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
     CHECK(truncate(p, 4096) == 0);
-    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+    for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {
         safeload_request q;
         safeload_load_desc d;
         memset(&q, 0, sizeof q);
@@ -2422,6 +2434,186 @@ static void test_index_scale(void) {
     free(nm);
 }
 
+/* ---- SAFELOAD_IO_AUTO: direct I/O for the files whose bytes are not in the page cache ---- */
+
+/* the fraction of [off, off + len) of a file in the page cache, by this test's own mincore
+   (the test owns the file, so mincore reports the page cache) */
+static double tl_resident(const char *path, uint64_t off, uint64_t len) {
+    long pg = sysconf(_SC_PAGESIZE);
+    uint64_t a0 = off - off % (uint64_t)pg, pages = (off + len - a0 + (uint64_t)pg - 1) / (uint64_t)pg, k, in = 0;
+    unsigned char *vec = (unsigned char *)calloc((size_t)pages, 1);
+    int fd = open(path, O_RDONLY);
+    void *m = fd < 0 ? MAP_FAILED : mmap(NULL, (size_t)(pages * (uint64_t)pg), PROT_READ, MAP_SHARED, fd, (off_t)a0);
+    if (m == MAP_FAILED || !vec || mincore(m, (size_t)(pages * (uint64_t)pg), vec) != 0) in = 0, pages = 0;
+    for (k = 0; k < pages; k++) in += vec[k] & 1;
+    if (m != MAP_FAILED) munmap(m, (size_t)(pages ? pages * (uint64_t)pg : (uint64_t)pg));
+    if (fd >= 0) close(fd);
+    free(vec);
+    return pages ? (double)in / (double)pages : -1;
+}
+
+static uint64_t tl_file_size(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/* drop a file's pages from the page cache; 1 if they went */
+static int tl_drop(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    fsync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    return tl_resident(path, 0, tl_file_size(path)) < 0.01;
+}
+
+/* read [off, off + len) into the page cache, without readahead past it */
+static void tl_cache(const char *path, uint64_t off, uint64_t len) {
+    static unsigned char buf[1 << 16];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    while (len) {
+        size_t k = len < sizeof buf ? (size_t)len : sizeof buf;
+        if (pread(fd, buf, k, (off_t)off) != (ssize_t)k) break;
+        off += k;
+        len -= k;
+    }
+    close(fd);
+}
+
+/* one load of the named tensors (all when names is NULL) with io AUTO, checked byte for byte;
+   returns stats.direct_files, or -1 when the load failed */
+static int tl_auto_load(safeload_model *mod, const char *const *names, size_t n,
+                        const unsigned char *const *want, safeload_io *io_out) {
+    safeload_request rq[4];
+    safeload_load_desc d;
+    safeload_load_stats st;
+    safeload_arena *arena = NULL;
+    safeload_error e;
+    size_t i;
+    int ok = 1;
+    memset(rq, 0, sizeof rq);
+    memset(&d, 0, sizeof d);
+    d.io = SAFELOAD_IO_AUTO;
+    d.threads = 2;
+    d.stats = &st;
+    for (i = 0; i < n; i++) rq[i].name = names[i];
+    if (safeload_load(mod, rq, n, &d, &arena, &e) != SAFELOAD_OK) {
+        CHECK_MSG(0, "AUTO load: %s", e.message);
+        return -1;
+    }
+    for (i = 0; i < n; i++) ok &= memcmp(rq[i].data, want[i], (size_t)rq[i].nbytes) == 0;
+    CHECK_MSG(ok, "AUTO load: the bytes differ");
+    safeload_arena_free(arena);
+    if (io_out) *io_out = st.io;
+    return st.direct_files;
+}
+
+static void test_io_auto_once(void) {
+    /* a: 6 MiB, b: 34 MiB (more than 16 MiB: the probe samples 16 windows of 1 MiB) */
+    static const uint64_t na = 6u << 20, nb = 34u << 20;
+    unsigned char *a = (unsigned char *)malloc(na), *b = (unsigned char *)malloc(nb);
+    const unsigned char *want[2];
+    const char *names[2] = {"a", "b"};
+    uint64_t sa[1] = {na}, sb[1] = {nb}, ds;
+    safeload_save_tensor st[2];
+    safeload_model *mod = NULL, *two = NULL;
+    safeload_error e;
+    safeload_io io = SAFELOAD_IO_DEFAULT;
+    char p[400], p2[400];
+    uint64_t i;
+    int fd;
+    for (i = 0; i < na; i++) a[i] = (unsigned char)(i * 31 + (i >> 13));
+    for (i = 0; i < nb; i++) b[i] = (unsigned char)(i * 17 + (i >> 11) + 5);
+    want[0] = a;
+    want[1] = b;
+    memset(st, 0, sizeof st);
+    st[0].name = "a"; st[0].dtype = SAFELOAD_U8; st[0].rank = 1; st[0].shape = sa;
+    st[0].data = a; st[0].nbytes = na;
+    st[1] = st[0];
+    st[1].name = "b"; st[1].shape = sb; st[1].data = b; st[1].nbytes = nb;
+    tl_path(p, sizeof p, "auto.safetensors");
+    tl_path(p2, sizeof p2, "auto_b.safetensors");
+    CHECK(safeload_save(p, st, 2, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_save(p2, st + 1, 1, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_model_open(&mod, p, NULL, &e) == SAFELOAD_OK);
+    ds = safeload_file_size(safeload_model_shard(mod, 0)) - na - nb;   /* the data's start */
+
+    /* just written, so in the page cache: buffered reads, as READ */
+    CHECK_EQ_U64(tl_auto_load(mod, names, 2, want, &io), 0);
+    CHECK(io == SAFELOAD_IO_READ);
+
+    fd = open(p, O_RDONLY | O_DIRECT);
+    if (fd < 0 || !tl_drop(p)) {
+        printf("  io AUTO: this file system %s, cold-file checks skipped\n",
+               fd < 0 ? "refuses O_DIRECT" : "keeps dropped pages");
+        if (fd >= 0) close(fd);
+        goto done;
+    }
+    close(fd);
+    /* cold: O_DIRECT, and the page cache stays as it was */
+    CHECK_EQ_U64(tl_auto_load(mod, names, 2, want, &io), 1);
+    CHECK(io == SAFELOAD_IO_DIRECT);
+    CHECK_MSG(tl_resident(p, ds, na + nb) < 0.05, "an AUTO load of a cold file filled the page "
+              "cache: %.2f", tl_resident(p, ds, na + nb));
+    /* a READ load caches it; AUTO then reads it buffered */
+    {
+        safeload_loaded *l = NULL;
+        safeload_load_desc d;
+        memset(&d, 0, sizeof d);
+        d.io = SAFELOAD_IO_READ;
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+        safeload_loaded_free(l);
+    }
+    CHECK_EQ_U64(tl_auto_load(mod, names, 2, want, NULL), 0);
+
+    /* the bytes the load reads decide, not the whole file: a cached, b cold */
+    CHECK(tl_drop(p));
+    tl_cache(p, ds, na);
+    CHECK_EQ_U64(tl_auto_load(mod, names, 1, want, NULL), 0);
+    CHECK_EQ_U64(tl_auto_load(mod, names + 1, 1, want + 1, NULL), 1);
+    CHECK(tl_drop(p));
+    /* a, then b: the sampled windows of the whole span. Three quarters cached: buffered;
+       a seventh: direct */
+    tl_cache(p, ds, (na + nb) * 3 / 4);
+    CHECK_EQ_U64(tl_auto_load(mod, names, 2, want, NULL), 0);
+    CHECK(tl_drop(p));
+    tl_cache(p, ds, (na + nb) / 7);
+    CHECK_EQ_U64(tl_auto_load(mod, names, 2, want, NULL), 1);
+
+    /* per file: a model of two files, a's just written (cached) and b's dropped (cold) */
+    {
+        char pa[400];
+        safeload_file *pair[2] = {NULL, NULL};
+        tl_path(pa, sizeof pa, "auto_a.safetensors");
+        CHECK(tl_drop(p2));
+        CHECK(safeload_save(pa, st, 1, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_open(&pair[0], pa, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_open(&pair[1], p2, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_model_from_files(&two, pair, 2, NULL, &e) == SAFELOAD_OK);
+        CHECK_EQ_U64(tl_auto_load(two, names, 2, want, &io), 1);
+        CHECK(io == SAFELOAD_IO_DIRECT);
+        CHECK(tl_resident(pa, 0, tl_file_size(pa)) > 0.9);
+        CHECK(tl_resident(p2, 0, tl_file_size(p2)) < 0.05);
+        safeload_model_close(two);
+        remove(pa);
+    }
+done:
+    safeload_model_close(mod);
+    remove(p);
+    remove(p2);
+    free(a);
+    free(b);
+}
+
+static void test_io_auto(void) {
+    test_io_auto_once();            /* cachestat where the kernel has it (6.5+) */
+    tl_no_cachestat = 1;            /* mincore */
+    test_io_auto_once();
+    tl_no_cachestat = 0;
+}
+
 int main(void) {
     tl_model m;
     char path[400];
@@ -2451,6 +2643,7 @@ int main(void) {
     test_view(&m, path);
     test_cut_deterministic();
     test_changed_file();
+    test_io_auto();
     test_mixed_run();
     {
         /* allocation failures on a smaller checkpoint (the loop runs once per allocation) */

@@ -153,7 +153,7 @@ int main(void) {
     CHECK_EQ_U64(safeload_model_tensor_count(m), TW_N);
     CHECK(safeload_pool_create(&pool, 4, &e) == SAFELOAD_OK);
     for (th = 1; th <= 4; th++)
-        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+        for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {
             safeload_load_desc d;
             memset(&d, 0, sizeof d);
             d.threads = th;
