@@ -47,7 +47,7 @@ static const char usage_text[] =
         "usage:\n"
         "  safeload inspect PATH [--json]\n"
         "  safeload verify PATH\n"
-        "  safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct]\n"
+        "  safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct|auto]\n"
         "                     [--progress] [--checksum]\n"
         "  safeload keys PATH --expect NAMES_FILE\n"
         "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
@@ -729,7 +729,8 @@ static int cmd_load(int argc, char **argv) {
     bar_state bar;
     int i, checksum = 0, ends = 0;    /* ends: after "--", every argument is a PATH */
     double t0, t1, t2;
-    static const char *const io_names[] = {"default", "read", "mmap", "direct"};
+    static const char *const io_names[] = {"default", "read", "mmap", "direct", "auto"};
+    char io_text[96];
     memset(&d, 0, sizeof d);
     for (i = 0; i < argc; i++) {
         if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
@@ -748,7 +749,8 @@ static int cmd_load(int argc, char **argv) {
             if (same_word(v, "read")) d.io = SAFELOAD_IO_READ;
             else if (same_word(v, "mmap")) d.io = SAFELOAD_IO_MMAP;
             else if (same_word(v, "direct")) d.io = SAFELOAD_IO_DIRECT;
-            else return usage_error("--io takes read, mmap or direct, not", v);
+            else if (same_word(v, "auto")) d.io = SAFELOAD_IO_AUTO;
+            else return usage_error("--io takes read, mmap, direct or auto, not", v);
         } else if (strcmp(argv[i], "--progress") == 0) {
             d.progress = progress_bar;
             d.progress_user = &bar;
@@ -777,12 +779,19 @@ static int cmd_load(int argc, char **argv) {
         return is_io(r) ? 2 : 1;
     }
     print_warnings(path, m);
+    /* auto: which files went direct (the page cache did not hold their bytes) */
+    if (d.io == SAFELOAD_IO_AUTO)
+        snprintf(io_text, sizeof io_text, "auto: %d of %llu file%s direct", st.direct_files,
+                 (unsigned long long)safeload_model_shard_count(m),
+                 plural(safeload_model_shard_count(m)));
+    else
+        snprintf(io_text, sizeof io_text, "%s", io_names[st.io]);
     printf("loaded: %llu tensor%s, %llu byte%s in %.3f s, %.2f GB/s (opened in %.3f s; %llu "
            "byte%s written; %d thread%s, io %s)\n", (unsigned long long)l->count,
            plural(l->count), (unsigned long long)st.bytes_read, plural(st.bytes_read), t2 - t1,
            (double)st.bytes_read / 1e9 / (t2 - t1 > 0 ? t2 - t1 : 1e-9), t1 - t0,
            (unsigned long long)st.bytes_written, plural(st.bytes_written), st.threads,
-           st.threads == 1 ? "" : "s", io_names[st.io]);
+           st.threads == 1 ? "" : "s", io_text);
     if (checksum) {
         uint64_t h = 0xcbf29ce484222325ULL;
         size_t k;

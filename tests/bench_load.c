@@ -17,7 +17,10 @@
      alloc       safeload_load_all into its own arena (fresh memory, huge pages requested)
      prefaulted  safeload_load into caller buffers that were touched beforehand
      bf16->f32   the same with a cast; its ratio counts input + output bytes against memcpy's
-                 read + write bytes (2 x data size) */
+                 read + write bytes (2 x data size)
+   io auto: the dense file warm (auto against read), then cold (dropped from the page cache
+   before each load) with read, direct and auto, and how much of the file each load left in
+   the page cache. Cold figures depend on the disk (on a VM, on the host's cache too). */
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
@@ -352,6 +355,67 @@ static void bench_file(const char *label, const char *path, const char *file0, r
     safeload_model_close(m);
 }
 
+/* ---- io AUTO: as READ on a warm file, as DIRECT on a cold one ---- */
+static double resident(const char *path) {      /* the fraction of the file in the page cache */
+    int fd = open(path, O_RDONLY);
+    struct stat sb;
+    long pg = sysconf(_SC_PAGESIZE);
+    double r = -1;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
+        size_t pages = ((size_t)sb.st_size + (size_t)pg - 1) / (size_t)pg, k, in = 0;
+        unsigned char *vec = (unsigned char *)malloc(pages);
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (vec && m != MAP_FAILED && mincore(m, (size_t)sb.st_size, vec) == 0) {
+            for (k = 0; k < pages; k++) in += vec[k] & 1;
+            r = (double)in / (double)pages;
+        }
+        if (m != MAP_FAILED) munmap(m, (size_t)sb.st_size);
+        free(vec);
+    }
+    if (fd >= 0) close(fd);
+    return r;
+}
+
+static void drop(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return;
+    fsync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+}
+
+static void bench_auto(const char *path) {
+    static const safeload_io ios[3] = {SAFELOAD_IO_READ, SAFELOAD_IO_DIRECT, SAFELOAD_IO_AUTO};
+    static const char *const names[3] = {"read  ", "direct", "auto  "};
+    safeload_model *m;
+    safeload_error e;
+    safeload_request *rq;
+    unsigned char *dst;
+    uint64_t n;
+    double warm_read, warm_auto, t;
+    int i;
+    if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
+    n = safeload_data_size(safeload_model_shard(m, 0));
+    rq = (safeload_request *)calloc(safeload_model_tensor_count(m) + 1, sizeof *rq);
+    dst = (unsigned char *)malloc((size_t)n);
+    memset(dst, 2, (size_t)n);
+    printf("\nio auto (%s, 1 thread, into prefaulted memory)\n", path);
+    sl_prefaulted(m, 1, 0, dst, rq, SAFELOAD_IO_READ);          /* warm */
+    MEDIAN(warm_read, sl_prefaulted(m, 1, 0, dst, rq, SAFELOAD_IO_READ));
+    MEDIAN(warm_auto, sl_prefaulted(m, 1, 0, dst, rq, SAFELOAD_IO_AUTO));
+    printf("  warm file: auto %6.2f GB/s = %.2fx io read\n", gbs(n, warm_auto), warm_read / warm_auto);
+    /* cold: one load each after dropping the file from the page cache; what it left there */
+    for (i = 0; i < 3; i++) {
+        drop(path);
+        t = sl_prefaulted(m, 1, 0, dst, rq, ios[i]);
+        printf("  cold file: %s %6.2f GB/s, leaves %5.1f%% of the file in the page cache\n",
+               names[i], gbs(n, t), 100 * resident(path));
+    }
+    free(dst);
+    free(rq);
+    safeload_model_close(m);
+}
+
 int main(void) {
     const char *dir = getenv("SAFELOAD_BENCH_DIR") ? getenv("SAFELOAD_BENCH_DIR") : "build/bench";
     uint64_t dense_mb = env_u64("SAFELOAD_BENCH_DENSE_MB", 2048);
@@ -374,6 +438,7 @@ int main(void) {
     bench_file("dense", dense, dense, rd);
     bench_file("moe", moe, moe, rm);
     bench_file("sharded (4 shards + index)", sharded, dense, rs);
+    bench_auto(dense);
     printf("\nMoE vs dense, safeload into its arena: 1 thread %.2fx, 2 threads %.2fx (target >= 0.85)\n",
            rm[1].alloc / rd[1].alloc, rm[2].alloc / rd[2].alloc);
     printf("MoE vs dense, into prefaulted memory:  1 thread %.2fx, 2 threads %.2fx (io read); "

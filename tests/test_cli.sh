@@ -62,7 +62,7 @@ for a in "verify|error: verify needs a PATH" "verify a b|error: more than one PA
          "load a --threads 2x|error: --threads takes a whole number from 0 to 1024, not 2x" \
          "load a --threads 1025|error: --threads takes a whole number from 0 to 1024, not 1025" \
          "load a --dtype f64|error: --dtype takes f32, f16 or bf16, not f64" \
-         "load a --io fast|error: --io takes read, mmap or direct, not fast" \
+         "load a --io fast|error: --io takes read, mmap, direct or auto, not fast" \
          "keys a|error: keys needs --expect NAMES_FILE" "keys a --expect|error: a value is missing after --expect" \
          "sample|error: sample needs an OUT path" "sample a b|error: unexpected argument b" \
          "|error: no command given"; do
@@ -76,7 +76,7 @@ case "$out" in usage:*"safeload verify PATH"*) ;; *) echo "FAIL: help on stdout:
 mkdir "$T/empty"; run $RUNNER "$CLI" verify "$T/empty"; check "verify empty dir exit" 2 "$rc"
 
 # load: the checksum is FNV-1a 64 of the data section (no cast), for every mode
-for io in read mmap direct; do
+for io in read mmap direct auto; do
   for th in 1 2 3; do
     run $RUNNER "$CLI" load "$T/s.safetensors" --threads $th --io $io --checksum
     check "load $io $th exit" 0 "$rc"
@@ -84,6 +84,9 @@ for io in read mmap direct; do
     check "load $io $th checksum" "6ed30d43935be136" "$sum"   # FNV-1a of the data section, computed outside
   done
 done
+# auto: the sample was just written, so its bytes are in the page cache: no file goes direct
+run $RUNNER "$CLI" load "$T/s.safetensors" --io auto
+case "$rc $out" in "0 loaded: 6 tensors, "*"io auto: 0 of 1 file direct)") ;; *) echo "FAIL: load --io auto: $rc $out"; fail=1;; esac
 run $RUNNER "$CLI" load "$T/s.safetensors" --dtype f32 --progress --checksum; check "load cast exit" 0 "$rc"
 case "$out" in "loaded: 6 tensors, 6792 bytes in "*) ;; *) echo "FAIL: load summary: $out"; fail=1;; esac
 grep -q '100%' "$T/err" || { echo "FAIL: no progress bar"; fail=1; }
