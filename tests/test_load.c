@@ -2511,8 +2511,9 @@ static int tl_auto_load(safeload_model *mod, const char *const *names, size_t n,
 }
 
 static void test_io_auto_once(void) {
-    /* a: 6 MiB, b: 34 MiB (more than 16 MiB: the probe samples 16 windows of 1 MiB) */
-    static const uint64_t na = 6u << 20, nb = 34u << 20;
+    /* a: 1 MiB, b: 17 MiB (together more than 16 MiB: the probe samples 16 windows of 1 MiB,
+       1.13 MiB apart) */
+    static const uint64_t na = 1u << 20, nb = 17u << 20;
     unsigned char *a = (unsigned char *)malloc(na), *b = (unsigned char *)malloc(nb);
     const unsigned char *want[2];
     const char *names[2] = {"a", "b"};
@@ -2574,8 +2575,8 @@ static void test_io_auto_once(void) {
     CHECK_EQ_U64(tl_auto_load(mod, names, 1, want, NULL), 0);
     CHECK_EQ_U64(tl_auto_load(mod, names + 1, 1, want + 1, NULL), 1);
     CHECK(tl_drop(p));
-    /* a, then b: the sampled windows of the whole span. Three quarters cached: buffered;
-       a seventh: direct */
+    /* a, then b: the sampled windows of the whole span. Three quarters cached (12 of the 16
+       windows): buffered; a seventh (2.3 windows): direct */
     tl_cache(p, ds, (na + nb) * 3 / 4);
     CHECK_EQ_U64(tl_auto_load(mod, names, 2, want, NULL), 0);
     CHECK(tl_drop(p));
