@@ -14,7 +14,8 @@
        - O(1) tensor lookup by name, metadata lookup, missing/unexpected key reports;
        - loads tensors with a worker pool, coalescing small tensors and splitting big ones,
          casting between F32/F16/BF16 (and FP8 upcasts, F64 <-> F32) while reading, with
-         SIMD kernels that give bit-identical results on every path;
+         SIMD kernels that give bit-identical results on every path; pread, mmap or O_DIRECT
+         I/O, or per file O_DIRECT where the page cache does not hold the bytes (AUTO);
        - sharded checkpoints (model.safetensors.index.json);
        - device upload (CUDA, Ascend, anything) through hooks you supply;
        - writes files byte-identical to the reference writer.
