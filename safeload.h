@@ -485,9 +485,10 @@ typedef enum safeload_io {
     SAFELOAD_IO_READ,           /* pread / ReadFile */
     SAFELOAD_IO_MMAP,           /* copy (and cast) from a read-only mapping */
     SAFELOAD_IO_DIRECT,         /* O_DIRECT / FILE_FLAG_NO_BUFFERING with aligned bounce buffers */
-    SAFELOAD_IO_AUTO            /* per file: DIRECT where the bytes to read are mostly not in the
-                                   page cache, READ where they are (Linux asks the kernel;
-                                   elsewhere, and where it will not say: READ) */
+    SAFELOAD_IO_AUTO            /* per file: DIRECT where the bytes this load reads from it are
+                                   mostly not in the page cache (a sample), READ where they are
+                                   (Linux asks the kernel; elsewhere, and where it will not
+                                   say: READ) */
 } safeload_io;
 
 typedef struct safeload_request {
@@ -523,7 +524,8 @@ typedef struct safeload_load_stats {
                                    (see the README), or where nothing was mapped (memory and
                                    reader sources); AUTO reports DIRECT when some file went
                                    direct, else READ */
-    int direct_files;           /* files read with O_DIRECT (DIRECT or AUTO) */
+    int direct_files;           /* files read with O_DIRECT (DIRECT or AUTO; a file the load
+                                   reads nothing from is not opened) */
 } safeload_load_stats;
 
 typedef struct safeload_load_desc {
@@ -1209,18 +1211,18 @@ static int sl__os_same(sl__os_file a, sl__os_file b) {
 #endif
 }
 
-/* How much of [off, off + len) of a file sits in the page cache, as a fraction in [0, 1], or -1
-   where the OS does not say. SAFELOAD_IO_AUTO asks it of each file: direct I/O for cold bytes
-   (they are read once, and need not push the page cache out), buffered reads for cached ones
-   (a copy at memory speed, which direct I/O would give up for the disk's). A sample: up to 16
-   windows of 1 MiB spread over the range, so the cost does not grow with the file. Linux
-   only: cachestat (6.5+), else mincore over a mapping of each window, but only for a file this
-   process owns: since 5.0 mincore reports the page cache only for files the caller could write,
-   and for others only the pages this process has mapped, which would read as cold. */
+/* How many pages of [off, off + len) of a file sit in the page cache (*pages: how many pages
+   the range spans), or -1 where the OS does not say. SAFELOAD_IO_AUTO asks it (sl__auto_cached)
+   to choose direct I/O for cold bytes (they are read once, and need not push the page cache
+   out) and buffered reads for cached ones (a copy at memory speed, which direct I/O would give
+   up for the disk's). *how carries what worked across the calls for one file: 0 at first.
+   Linux only: cachestat (6.5+), else mincore over a mapping of the range, but only for a file
+   this process owns (or as root). Both answer only for a file the caller owns or could write:
+   mincore since 5.0 reports every page of any other file as resident, and recent kernels
+   (6.18 here) refuse cachestat for it (EPERM); such a file gets no answer, so buffered reads. */
 #if defined(__linux__)
 #  include <sys/syscall.h>
 #  define SL__HAVE_CACHED 1
-#  define SL__CACHED_WINDOWS 16
 #  if defined(__NR_cachestat)
 #    define SL__NR_CACHESTAT __NR_cachestat
 #  elif (defined(__x86_64__) && !defined(__ILP32__)) || defined(__i386__) || \
@@ -1235,18 +1237,30 @@ static int sl__os_same(sl__os_file a, sl__os_file b) {
 #      define SAFELOAD_CACHESTAT(fd, range, cs) ((void)(fd), (void)(range), (void)(cs), -1L)
 #    endif
 #  endif
-static int64_t sl__os_cached_pages(sl__os_file f, uint64_t off, uint64_t pages, uint64_t pg,
-                                   int *how) {
+#endif
+
+static int64_t sl__os_cached(sl__os_file f, uint64_t off, uint64_t len, uint64_t *pages,
+                             int *how) {
+#if defined(SL__HAVE_CACHED)
     /* how: 0 untried, 1 cachestat works, 2 mincore allowed, 3 neither */
+#  if defined(_SC_PAGESIZE)
+    long pgl = sysconf(_SC_PAGESIZE);
+#  else
+    long pgl = 4096;
+#  endif
+    uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096, a0 = off - off % pg, np;
+    if (len == 0 || len > UINT64_MAX / 4 || off > UINT64_MAX / 4) return -1;
+    np = (off + len - a0 + pg - 1) / pg;
+    *pages = np;
     if (*how <= 1) {
         struct { uint64_t off, len; } range;
         uint64_t cs[5];                   /* struct cachestat: nr_cache first */
-        range.off = off;
-        range.len = pages * pg;
+        range.off = a0;
+        range.len = np * pg;
         memset(cs, 0, sizeof cs);         /* written by the kernel (MSan cannot see it) */
         if (SAFELOAD_CACHESTAT(f, &range, cs) == 0) {
             *how = 1;
-            return (int64_t)SL__MIN(cs[0], pages);
+            return (int64_t)SL__MIN(cs[0], np);
         }
         if (*how == 1) return -1;
         {
@@ -1258,13 +1272,12 @@ static int64_t sl__os_cached_pages(sl__os_file f, uint64_t off, uint64_t pages, 
         unsigned char vec[1024];
         int64_t n = 0;
         uint64_t done = 0;
-        while (done < pages) {
-            uint64_t k = SL__MIN(pages - done, (uint64_t)sizeof vec), j;
+        while (done < np) {
+            uint64_t k = SL__MIN(np - done, (uint64_t)sizeof vec), j, at = a0 + done * pg;
             void *p;
-            if (off + done * pg > (uint64_t)INT64_MAX ||
-                (uint64_t)(off_t)(off + done * pg) != off + done * pg)   /* a 32-bit off_t */
+            if (at > (uint64_t)INT64_MAX || (uint64_t)(off_t)at != at)  /* a 32-bit off_t */
                 return -1;
-            p = mmap(NULL, (size_t)(k * pg), PROT_READ, MAP_SHARED, f, (off_t)(off + done * pg));
+            p = mmap(NULL, (size_t)(k * pg), PROT_READ, MAP_SHARED, f, (off_t)at);
             if (p == MAP_FAILED) return -1;
             memset(vec, 0, sizeof vec);
             if (mincore(p, (size_t)(k * pg), vec) != 0) { munmap(p, (size_t)(k * pg)); return -1; }
@@ -1275,35 +1288,12 @@ static int64_t sl__os_cached_pages(sl__os_file f, uint64_t off, uint64_t pages, 
         return n;
     }
     return -1;
-}
-#endif
-
-static double sl__os_cached(sl__os_file f, uint64_t off, uint64_t len) {
-#if defined(SL__HAVE_CACHED)
-#  if defined(_SC_PAGESIZE)
-    long pgl = sysconf(_SC_PAGESIZE);
-#  else
-    long pgl = 4096;
-#  endif
-    uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096, win, step, cached = 0, total = 0;
-    int k, nwin, how = 0;
-    if (len == 0 || off > UINT64_MAX - len) return -1;
-    nwin = len <= SL__CACHED_WINDOWS * SL__MIB ? 1 : SL__CACHED_WINDOWS;
-    win = nwin == 1 ? len : SL__MIB;
-    step = nwin == 1 ? 0 : (len - win) / (uint64_t)(nwin - 1);
-    for (k = 0; k < nwin; k++) {
-        uint64_t a = off + (uint64_t)k * step, a0 = a - a % pg;
-        uint64_t pages = (a + win - a0 + pg - 1) / pg;
-        int64_t c = sl__os_cached_pages(f, a0, pages, pg, &how);
-        if (c < 0) return -1;
-        cached += (uint64_t)c;
-        total += pages;
-    }
-    return (double)cached / (double)total;
 #else
     SL__UNUSED(f);
     SL__UNUSED(off);
     SL__UNUSED(len);
+    SL__UNUSED(pages);
+    SL__UNUSED(how);
     return -1;
 #endif
 }
@@ -7015,6 +7005,35 @@ static void sl__sort_reqs(const sl__rp *r, uint32_t *v, uint32_t *tmp, size_t n)
     }
 }
 
+/* io AUTO: how much of what this load reads from one file (requests order[a..b), all of that
+   file, in file order) is in the page cache, 0..1; -1 when it reads nothing there or the OS
+   does not say. A sample, so the question costs the same for any size: 16 windows of at most
+   1 MiB at even steps through the requested bytes (the bytes between requests do not count). */
+#define SL__AUTO_WINDOWS 16
+static double sl__auto_cached(const sl__load *L, const uint32_t *order, size_t a, size_t b) {
+    uint64_t total = 0, cum = 0, win, cached = 0, pages = 0;
+    size_t j;
+    int k, how = 0;
+    for (j = a; j < b; j++) total += L->reqs[order[j]].src_len;
+    if (!total) return -1;
+    win = SL__MIN(SL__MIB, (total + SL__AUTO_WINDOWS - 1) / SL__AUTO_WINDOWS);
+    for (k = 0, j = a; k < SL__AUTO_WINDOWS; k++) {
+        /* the window's first byte, counted through the requested bytes only */
+        uint64_t q = total / SL__AUTO_WINDOWS * (uint64_t)k +
+                     total % SL__AUTO_WINDOWS * (uint64_t)k / SL__AUTO_WINDOWS, np = 0;
+        const sl__rp *r;
+        int64_t c;
+        while (cum + L->reqs[order[j]].src_len <= q) cum += L->reqs[order[j++]].src_len;
+        r = &L->reqs[order[j]];
+        c = sl__os_cached(L->shards[r->shard]->src.fd, r->src_off + (q - cum),
+                          SL__MIN(win, r->src_len - (q - cum)), &np, &how);
+        if (c < 0) return -1;
+        cached += (uint64_t)c;
+        pages += np;
+    }
+    return (double)cached / (double)pages;
+}
+
 SL__DEF void safeload_arena_free(safeload_arena *a) {
     safeload_allocator al;
     if (!a) return;
@@ -7409,6 +7428,11 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     }
     if (any_dev && (r = sl__resolve_hooks(&L, &d, need_dev, err)) != SAFELOAD_OK) goto out;
 
+    /* requests in file order: the I/O handles below look at them file by file, the tasks
+       follow them */
+    for (i = 0; i < n; i++) order[i] = (uint32_t)i;
+    sl__sort_reqs(L.reqs, order, tmp, n);
+
     /* the I/O mode's handles: mappings, or O_DIRECT handles (falling back to buffered reads
        where the file system refuses them, or the path now names another file; under AUTO
        also where the bytes this load reads from a file are mostly in the page cache) */
@@ -7416,32 +7440,21 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         if ((r = sl__load_map(&L)) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
     } else if (L.io == SAFELOAD_IO_DIRECT || L.io == SAFELOAD_IO_AUTO) {
         int any = 0;
-        uint64_t *span = NULL;            /* AUTO: per file, [lo, hi) of the bytes read */
+        size_t a, b;
         L.direct = (sl__os_file *)sl__malloc(L.alloc, (n_shards + 1) * sizeof(sl__os_file));
         if (!L.direct) { r = SL__OOM(err, path0); goto out; }
         for (i = 0; i < n_shards; i++) L.direct[i] = SL__NO_FILE;
-        if (L.io == SAFELOAD_IO_AUTO) {
-            span = (uint64_t *)sl__malloc(L.alloc, (2 * n_shards + 1) * sizeof(uint64_t));
-            if (!span) { r = SL__OOM(err, path0); goto out; }
-            for (i = 0; i < n_shards; i++) { span[2 * i] = UINT64_MAX; span[2 * i + 1] = 0; }
-            for (i = 0; i < n; i++) {
-                const sl__rp *p = &L.reqs[i];
-                if (!p->src_len) continue;
-                span[2 * p->shard] = SL__MIN(span[2 * p->shard], p->src_off);
-                span[2 * p->shard + 1] = SL__MAX(span[2 * p->shard + 1], p->src_off + p->src_len);
-            }
-        }
-        for (i = 0; i < n_shards; i++) {
-            uint64_t sz = 0;
-            if (span) {
-                double c;
-                if (shards[i]->src.kind != SL__SRC_FILE || span[2 * i] >= span[2 * i + 1])
-                    continue;
-                c = sl__os_cached(shards[i]->src.fd, span[2 * i], span[2 * i + 1] - span[2 * i]);
+        /* order[a..b): file i's requests; a file this load reads nothing from gets no handle */
+        for (i = 0, a = 0; i < n_shards; i++, a = b) {
+            uint64_t sz = 0, bytes = 0;
+            for (b = a; b < n && L.reqs[order[b]].shard == (uint32_t)i; b++)
+                bytes += L.reqs[order[b]].src_len;
+            if (!bytes || shards[i]->src.kind != SL__SRC_FILE) continue;
+            if (L.io == SAFELOAD_IO_AUTO) {
+                double c = sl__auto_cached(&L, order, a, b);
                 if (c < 0 || c >= 0.5) continue;            /* cached, or no answer: buffered */
             }
-            if (shards[i]->src.kind == SL__SRC_FILE &&
-                sl__os_open(shards[i]->path, 1, L.alloc, &L.direct[i], &sz) == 0) {
+            if (sl__os_open(shards[i]->path, 1, L.alloc, &L.direct[i], &sz) == 0) {
                 /* not the file that was opened (replaced since): buffered reads of the
                    opened one instead */
                 if (!sl__os_same(L.direct[i], shards[i]->src.fd)) {
@@ -7452,7 +7465,6 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
                 }
             }
         }
-        sl__free(L.alloc, span);
         L.io = any ? SAFELOAD_IO_DIRECT : SAFELOAD_IO_READ;
     }
 
@@ -7515,11 +7527,9 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         sl__rp *p = &L.reqs[i];
         if (p->alloc) p->dst = (p->device ? (unsigned char *)arena->device : arena->host) +
                                (uintptr_t)p->dst;
-        order[i] = (uint32_t)i;
     }
 
     /* tasks in file order */
-    sl__sort_reqs(L.reqs, order, tmp, n);
     if (sl__plan_tasks(&L, order) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
     for (i = 0; i < L.n_tasks; i++) max_task = SL__MAX(max_task, L.tasks[i].len);
 

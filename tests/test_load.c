@@ -2512,13 +2512,14 @@ static int tl_auto_load(safeload_model *mod, const char *const *names, size_t n,
 
 static void test_io_auto_once(void) {
     /* a: 1 MiB, b: 17 MiB (together more than 16 MiB: the probe samples 16 windows of 1 MiB,
-       1.13 MiB apart) */
+       1.13 MiB apart), c: 1 MiB, in that order in the file */
     static const uint64_t na = 1u << 20, nb = 17u << 20;
     unsigned char *a = (unsigned char *)malloc(na), *b = (unsigned char *)malloc(nb);
-    const unsigned char *want[2];
-    const char *names[2] = {"a", "b"};
+    unsigned char *c = (unsigned char *)malloc(na);
+    const unsigned char *want[2], *want_ac[2];
+    const char *names[2] = {"a", "b"}, *names_ac[2] = {"a", "c"};
     uint64_t sa[1] = {na}, sb[1] = {nb}, ds;
-    safeload_save_tensor st[2];
+    safeload_save_tensor st[3];
     safeload_model *mod = NULL, *two = NULL;
     safeload_error e;
     safeload_io io = SAFELOAD_IO_DEFAULT;
@@ -2527,19 +2528,23 @@ static void test_io_auto_once(void) {
     int fd;
     for (i = 0; i < na; i++) a[i] = (unsigned char)(i * 31 + (i >> 13));
     for (i = 0; i < nb; i++) b[i] = (unsigned char)(i * 17 + (i >> 11) + 5);
-    want[0] = a;
+    for (i = 0; i < na; i++) c[i] = (unsigned char)(i * 7 + 3);
+    want[0] = want_ac[0] = a;
     want[1] = b;
+    want_ac[1] = c;
     memset(st, 0, sizeof st);
     st[0].name = "a"; st[0].dtype = SAFELOAD_U8; st[0].rank = 1; st[0].shape = sa;
     st[0].data = a; st[0].nbytes = na;
     st[1] = st[0];
     st[1].name = "b"; st[1].shape = sb; st[1].data = b; st[1].nbytes = nb;
+    st[2] = st[0];
+    st[2].name = "c"; st[2].data = c;
     tl_path(p, sizeof p, "auto.safetensors");
     tl_path(p2, sizeof p2, "auto_b.safetensors");
-    CHECK(safeload_save(p, st, 2, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_save(p, st, 3, NULL, &e) == SAFELOAD_OK);
     CHECK(safeload_save(p2, st + 1, 1, NULL, &e) == SAFELOAD_OK);
     CHECK(safeload_model_open(&mod, p, NULL, &e) == SAFELOAD_OK);
-    ds = safeload_file_size(safeload_model_shard(mod, 0)) - na - nb;   /* the data's start */
+    ds = safeload_file_size(safeload_model_shard(mod, 0)) - 2 * na - nb;   /* a's first byte */
 
     /* just written, so in the page cache: buffered reads, as READ */
     CHECK_EQ_U64(tl_auto_load(mod, names, 2, want, &io), 0);
@@ -2574,6 +2579,15 @@ static void test_io_auto_once(void) {
     tl_cache(p, ds, na);
     CHECK_EQ_U64(tl_auto_load(mod, names, 1, want, NULL), 0);
     CHECK_EQ_U64(tl_auto_load(mod, names + 1, 1, want + 1, NULL), 1);
+    /* only the requested bytes count, not those between: a and c cached around a cold b
+       read buffered, a and c cold around a cached b direct */
+    CHECK(tl_drop(p));
+    tl_cache(p, ds, na);
+    tl_cache(p, ds + na + nb, na);
+    CHECK_EQ_U64(tl_auto_load(mod, names_ac, 2, want_ac, NULL), 0);
+    CHECK(tl_drop(p));
+    tl_cache(p, ds + na, nb);
+    CHECK_EQ_U64(tl_auto_load(mod, names_ac, 2, want_ac, NULL), 1);
     CHECK(tl_drop(p));
     /* a, then b: the sampled windows of the whole span. Three quarters cached (12 of the 16
        windows): buffered; a seventh (2.3 windows): direct */
@@ -2597,6 +2611,23 @@ static void test_io_auto_once(void) {
         CHECK(io == SAFELOAD_IO_DIRECT);
         CHECK(tl_resident(pa, 0, tl_file_size(pa)) > 0.9);
         CHECK(tl_resident(p2, 0, tl_file_size(p2)) < 0.05);
+        {
+            /* DIRECT opens only the files a load reads: a's, not b's */
+            safeload_request q;
+            safeload_load_desc d;
+            safeload_load_stats ls;
+            safeload_arena *ar = NULL;
+            memset(&q, 0, sizeof q);
+            memset(&d, 0, sizeof d);
+            q.name = "a";
+            d.io = SAFELOAD_IO_DIRECT;
+            d.stats = &ls;
+            CHECK(safeload_load(two, &q, 1, &d, &ar, &e) == SAFELOAD_OK);
+            CHECK(q.data && memcmp(q.data, a, na) == 0);
+            CHECK_EQ_U64(ls.direct_files, 1);
+            CHECK(ls.io == SAFELOAD_IO_DIRECT);
+            safeload_arena_free(ar);
+        }
         safeload_model_close(two);
         remove(pa);
     }
@@ -2606,6 +2637,7 @@ done:
     remove(p2);
     free(a);
     free(b);
+    free(c);
 }
 
 static void test_io_auto(void) {
