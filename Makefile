@@ -34,7 +34,7 @@ UNIT_BIN := $(addprefix $(BUILD)/,$(UNIT))
 UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 
 .PHONY: all test test-unit test-san test-cxx test-weak test-cli test-exhaustive test-neon \
-        test-32 test-tsan test-msan test-win test-msvc test-readme demo bench fuzz corpus index-corpus examples \
+        test-32 test-tsan test-msan test-win test-msvc test-readme demo bench fuzz fuzz-parse fuzz-index corpus index-corpus examples \
         clean
 
 all: $(CLI)
@@ -156,13 +156,17 @@ test-neon: | $(BUILD)/neon
 ARM32_CC ?= arm-linux-gnueabi-gcc-12
 QEMU_ARM ?= qemu-arm
 ARM32 := $(STD) $(WARN) -O2 -static -D_FILE_OFFSET_BITS=64 -I. -Itests
-test-32: | $(BUILD)/arm32
-	@set -e; for t in $(UNIT); do \
-	    $(ARM32_CC) $(ARM32) tests/$$t.c -o $(BUILD)/arm32/$$t $(LDLIBS); done
-	$(ARM32_CC) $(ARM32) examples/safeload_cli.c -o $(BUILD)/arm32/safeload $(LDLIBS)
-	@set -e; for t in $(UNIT); do echo "== $$t (armel, qemu)"; \
-	    SAFELOAD_TEST_QUICK=1 $(QEMU_ARM) $(BUILD)/arm32/$$t; done
-	RUNNER=$(QEMU_ARM) sh tests/test_cli.sh $(BUILD)/arm32/safeload
+# Each test is a target of its own (arm32-run-NAME), so `make -j2 test-32` builds and runs two
+# at a time.
+$(BUILD)/arm32/test_%: tests/test_%.c $(TESTH) | $(BUILD)/arm32
+	$(ARM32_CC) $(ARM32) $< -o $@ $(LDLIBS)
+$(BUILD)/arm32/safeload: examples/safeload_cli.c $(HDR) | $(BUILD)/arm32
+	$(ARM32_CC) $(ARM32) $< -o $@ $(LDLIBS)
+arm32-run-test_%: $(BUILD)/arm32/test_%
+	@echo "== test_$* (armel, qemu)"; SAFELOAD_TEST_QUICK=1 $(QEMU_ARM) $<
+arm32-run-cli: $(BUILD)/arm32/safeload
+	RUNNER=$(QEMU_ARM) sh tests/test_cli.sh $<
+test-32: $(addprefix arm32-run-,$(UNIT) cli)
 
 # Every unit test and the CLI under MemorySanitizer (reads of uninitialised memory, which
 # ASan does not see). tests/msan_stat.c marks what stat/fstat/lstat fill as initialised:
@@ -170,12 +174,16 @@ test-32: | $(BUILD)/arm32
 # CLI cases that need an address-space limit or the LD_PRELOAD shim.
 MSAN := -O1 -g -fsanitize=memory -fsanitize-memory-track-origins -fno-omit-frame-pointer \
         -Wl,--wrap=fstat64 -Wl,--wrap=stat64 -Wl,--wrap=lstat64
-test-msan: | $(BUILD)/msan
-	@set -e; for t in $(UNIT); do \
-	    $(CLANG) $(STD) $(MSAN) -I. -Itests tests/$$t.c tests/msan_stat.c -o $(BUILD)/msan/$$t $(LDLIBS); done
-	$(CLANG) $(STD) $(MSAN) -I. examples/safeload_cli.c tests/msan_stat.c -o $(BUILD)/msan/safeload $(LDLIBS)
-	@set -e; for t in $(UNIT); do echo "== $$t (MSan)"; SAFELOAD_TEST_QUICK=1 ./$(BUILD)/msan/$$t; done
-	RUNNER=env sh tests/test_cli.sh $(BUILD)/msan/safeload
+# (as test-32: `make -j2 test-msan` builds and runs two at a time)
+$(BUILD)/msan/test_%: tests/test_%.c tests/msan_stat.c $(TESTH) | $(BUILD)/msan
+	$(CLANG) $(STD) $(MSAN) -I. -Itests $< tests/msan_stat.c -o $@ $(LDLIBS)
+$(BUILD)/msan/safeload: examples/safeload_cli.c tests/msan_stat.c $(HDR) | $(BUILD)/msan
+	$(CLANG) $(STD) $(MSAN) -I. $< tests/msan_stat.c -o $@ $(LDLIBS)
+msan-run-test_%: $(BUILD)/msan/test_%
+	@echo "== test_$* (MSan)"; SAFELOAD_TEST_QUICK=1 ./$<
+msan-run-cli: $(BUILD)/msan/safeload
+	RUNNER=env sh tests/test_cli.sh $<
+test-msan: $(addprefix msan-run-,$(UNIT) cli)
 
 # The worker pool and the device pipeline under ThreadSanitizer.
 test-tsan: | $(BUILD)/tsan
@@ -276,9 +284,12 @@ index-corpus: | $(BUILD)/fuzz
 	printf '{"weight_map": {"x\\u00e9\\n": "sub/m.safetensors"}, "metadata": {"k": "v", "n": -1.5e3, "o": {"p": [1, null, true]}}}' > $(BUILD)/fuzz/index_corpus/meta.json
 	printf '{"weight_map": {"a": "../x.safetensors", "a": "b"}}' > $(BUILD)/fuzz/index_corpus/bad.json
 
-fuzz: $(BUILD)/fuzz/fuzz_parse $(BUILD)/fuzz/fuzz_index corpus index-corpus
+# the two fuzzers are separate targets, so `make -j2 fuzz` runs them side by side
+fuzz: fuzz-parse fuzz-index
+fuzz-parse: $(BUILD)/fuzz/fuzz_parse corpus
 	./$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	    -timeout=10 -rss_limit_mb=4096 $(BUILD)/fuzz/corpus
+fuzz-index: $(BUILD)/fuzz/fuzz_index index-corpus
 	./$(BUILD)/fuzz/fuzz_index -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 	    -timeout=10 -rss_limit_mb=4096 $(BUILD)/fuzz/index_corpus
 
