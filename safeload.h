@@ -7005,17 +7005,16 @@ static void sl__sort_reqs(const sl__rp *r, uint32_t *v, uint32_t *tmp, size_t n)
     }
 }
 
-/* io AUTO: how much of what this load reads from one file (requests order[a..b), all of that
-   file, in file order) is in the page cache, 0..1; -1 when it reads nothing there or the OS
-   does not say. A sample, so the question costs the same for any size: 16 windows of at most
-   1 MiB at even steps through the requested bytes (the bytes between requests do not count). */
+/* io AUTO: how much of what this load reads from one file (requests order[a..], all of that
+   file, in file order, total > 0 source bytes) is in the page cache, 0..1; -1 when the OS does
+   not say. A sample, so the question costs the same for any size: 16 windows of at most 1 MiB
+   at even steps through the requested bytes (the bytes between requests do not count). */
 #define SL__AUTO_WINDOWS 16
-static double sl__auto_cached(const sl__load *L, const uint32_t *order, size_t a, size_t b) {
-    uint64_t total = 0, cum = 0, win, cached = 0, pages = 0;
+static double sl__auto_cached(const sl__load *L, const uint32_t *order, size_t a,
+                              uint64_t total) {
+    uint64_t cum = 0, win, cached = 0, pages = 0;
     size_t j;
     int k, how = 0;
-    for (j = a; j < b; j++) total += L->reqs[order[j]].src_len;
-    if (!total) return -1;
     win = SL__MIN(SL__MIB, (total + SL__AUTO_WINDOWS - 1) / SL__AUTO_WINDOWS);
     for (k = 0, j = a; k < SL__AUTO_WINDOWS; k++) {
         /* the window's first byte, counted through the requested bytes only */
@@ -7451,7 +7450,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
                 bytes += L.reqs[order[b]].src_len;
             if (!bytes || shards[i]->src.kind != SL__SRC_FILE) continue;
             if (L.io == SAFELOAD_IO_AUTO) {
-                double c = sl__auto_cached(&L, order, a, b);
+                double c = sl__auto_cached(&L, order, a, bytes);
                 if (c < 0 || c >= 0.5) continue;            /* cached, or no answer: buffered */
             }
             if (sl__os_open(shards[i]->path, 1, L.alloc, &L.direct[i], &sz) == 0) {
