@@ -26,7 +26,7 @@ SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 
 HDR     := safeload.h
 CLI     := $(BUILD)/safeload
-TESTH   := tests/testutil.h tests/fakedev.h $(HDR)
+TESTH   := tests/testutil.h tests/fakedev.h tests/pagecache.h $(HDR)
 
 # unit tests: one program each, run by `make test` (normal and sanitizer builds)
 UNIT    := test_format test_writer test_cast test_load test_device test_macros
@@ -301,7 +301,8 @@ bench: $(addprefix $(BUILD)/,$(BENCH))
 	./$(BUILD)/bench_load
 	./$(BUILD)/bench_device
 
-$(BUILD)/bench_%: tests/bench_%.c tests/testutil.h tests/benchutil.h tests/fakedev.h $(HDR) | $(BUILD)
+$(BUILD)/bench_%: tests/bench_%.c tests/testutil.h tests/benchutil.h tests/fakedev.h \
+                  tests/pagecache.h $(HDR) | $(BUILD)
 	$(CC) $(STD) $(WARN) -O2 -I. -Itests $< -o $@ $(LDLIBS)
 
 # ---- demo and examples -----------------------------------------------------------------------

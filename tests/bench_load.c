@@ -25,6 +25,7 @@
 #include "safeload.h"
 #include "testutil.h"
 #include "benchutil.h"
+#include "pagecache.h"
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -356,34 +357,6 @@ static void bench_file(const char *label, const char *path, const char *file0, r
 }
 
 /* ---- io AUTO: as READ on a warm file, as DIRECT on a cold one ---- */
-static double resident(const char *path) {      /* the fraction of the file in the page cache */
-    int fd = open(path, O_RDONLY);
-    struct stat sb;
-    long pg = sysconf(_SC_PAGESIZE);
-    double r = -1;
-    if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
-        size_t pages = ((size_t)sb.st_size + (size_t)pg - 1) / (size_t)pg, k, in = 0;
-        unsigned char *vec = (unsigned char *)malloc(pages);
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
-        if (vec && m != MAP_FAILED && mincore(m, (size_t)sb.st_size, vec) == 0) {
-            for (k = 0; k < pages; k++) in += vec[k] & 1;
-            r = (double)in / (double)pages;
-        }
-        if (m != MAP_FAILED) munmap(m, (size_t)sb.st_size);
-        free(vec);
-    }
-    if (fd >= 0) close(fd);
-    return r;
-}
-
-static void drop(const char *path) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return;
-    fsync(fd);
-    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    close(fd);
-}
-
 static void bench_auto(const char *path) {
     static const safeload_io ios[3] = {SAFELOAD_IO_READ, SAFELOAD_IO_DIRECT, SAFELOAD_IO_AUTO};
     static const char *const names[3] = {"read  ", "direct", "auto  "};
@@ -406,10 +379,10 @@ static void bench_auto(const char *path) {
     printf("  warm file: auto %6.2f GB/s = %.2fx io read\n", gbs(n, warm_auto), warm_read / warm_auto);
     /* cold: one load each after dropping the file from the page cache; what it left there */
     for (i = 0; i < 3; i++) {
-        drop(path);
+        pc_drop(path);
         t = sl_prefaulted(m, 1, 0, dst, rq, ios[i]);
         printf("  cold file: %s %6.2f GB/s, leaves %5.1f%% of the file in the page cache\n",
-               names[i], gbs(n, t), 100 * resident(path));
+               names[i], gbs(n, t), 100 * pc_resident(path, 0, 0));
     }
     free(dst);
     free(rq);

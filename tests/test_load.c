@@ -22,10 +22,10 @@ static long tl_cachestat(int fd, void *range, void *cs);
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
+#include "pagecache.h"
 #include <signal.h>
 #include <sched.h>
 #include <sys/stat.h>
-#include <sys/mman.h>
 
 /* ---- fault injection ---- */
 enum { FI_NONE, FI_EINTR, FI_SHORT, FI_FAIL_AT };
@@ -2439,35 +2439,12 @@ static void test_index_scale(void) {
 
 /* ---- SAFELOAD_IO_AUTO: direct I/O for the files whose bytes are not in the page cache ---- */
 
-/* the fraction of [off, off + len) of a file in the page cache, by this test's own mincore
-   (the test owns the file, so mincore reports the page cache) */
-static double tl_resident(const char *path, uint64_t off, uint64_t len) {
-    long pg = sysconf(_SC_PAGESIZE);
-    uint64_t a0 = off - off % (uint64_t)pg, pages = (off + len - a0 + (uint64_t)pg - 1) / (uint64_t)pg, k, in = 0;
-    unsigned char *vec = (unsigned char *)calloc((size_t)pages, 1);
-    int fd = open(path, O_RDONLY);
-    void *m = fd < 0 ? MAP_FAILED : mmap(NULL, (size_t)(pages * (uint64_t)pg), PROT_READ, MAP_SHARED, fd, (off_t)a0);
-    if (m == MAP_FAILED || !vec || mincore(m, (size_t)(pages * (uint64_t)pg), vec) != 0) in = 0, pages = 0;
-    for (k = 0; k < pages; k++) in += vec[k] & 1;
-    if (m != MAP_FAILED) munmap(m, (size_t)(pages ? pages * (uint64_t)pg : (uint64_t)pg));
-    if (fd >= 0) close(fd);
-    free(vec);
-    return pages ? (double)in / (double)pages : -1;
-}
-
-static uint64_t tl_file_size(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-}
-
-/* drop a file's pages from the page cache; 1 if they went */
+/* drop a file from the page cache; 1 if it went (a file system may keep it: tmpfs) */
 static int tl_drop(const char *path) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return 0;
-    fsync(fd);
-    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    close(fd);
-    return tl_resident(path, 0, tl_file_size(path)) < 0.01;
+    double r;
+    pc_drop(path);
+    r = pc_resident(path, 0, 0);
+    return r >= 0 && r < 0.01;
 }
 
 /* read [off, off + len) into the page cache, without readahead past it */
@@ -2564,8 +2541,8 @@ static void test_io_auto_once(void) {
     /* cold: O_DIRECT, and the page cache stays as it was */
     CHECK_EQ_U64(tl_auto_load(mod, names, 2, want, &io), 1);
     CHECK(io == SAFELOAD_IO_DIRECT);
-    CHECK_MSG(tl_resident(p, ds, na + nb) < 0.05, "an AUTO load of a cold file filled the page "
-              "cache: %.2f", tl_resident(p, ds, na + nb));
+    CHECK_MSG(pc_resident(p, ds, na + nb) < 0.05, "an AUTO load of a cold file filled the page "
+              "cache: %.2f", pc_resident(p, ds, na + nb));
     /* a READ load caches it; AUTO then reads it buffered */
     {
         safeload_loaded *l = NULL;
@@ -2612,8 +2589,8 @@ static void test_io_auto_once(void) {
         CHECK(safeload_model_from_files(&two, pair, 2, NULL, &e) == SAFELOAD_OK);
         CHECK_EQ_U64(tl_auto_load(two, names, 2, want, &io), 1);
         CHECK(io == SAFELOAD_IO_DIRECT);
-        CHECK(tl_resident(pa, 0, tl_file_size(pa)) > 0.9);
-        CHECK(tl_resident(p2, 0, tl_file_size(p2)) < 0.05);
+        CHECK(pc_resident(pa, 0, 0) > 0.9);
+        CHECK(pc_resident(p2, 0, 0) < 0.05);
         {
             /* DIRECT opens only the files a load reads: a's, not b's */
             safeload_request q;
