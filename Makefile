@@ -3,7 +3,7 @@
 #   make            the command-line tool, build/safeload
 #   make demo       write a sample checkpoint; inspect, verify, load, show and convert it
 #   make test       every test: unit tests, the same under ASan+UBSan, C++ and switch builds,
-#                   weak-linking, the CLI, the README's example program, the Win32 code under
+#                   weak-linking, the CLI, the README's quick start, the Win32 code under
 #                   wine (when installed), and
 #                   an MSVC-mode build under wine (test-msvc)
 #   make test-exhaustive / test-neon / test-32 / test-tsan / test-msan / test-win / test-msvc / fuzz   the slow or
@@ -75,21 +75,29 @@ test-cli: $(CLI)
 	    -o $(BUILD)/fail_io.so -ldl; then so=$(CURDIR)/$(BUILD)/fail_io.so; else so=; fi; \
 	FAIL_IO=$$so sh tests/test_cli.sh $(CLI)
 
-# The README's example program, as printed there: it builds (C and C++) and runs on the sample.
+# The README's quick start, as printed there: its safeload_impl.c and main.c (each ```c block
+# is found by its first line, a comment naming the file) built with its Linux compile line in
+# a folder of their own, then again under the warning flags and as C++; run on the sample.
+README_CODE = awk -v f='$(1)' '/^```c$$/ { s = 1; next } s { s = 0; if (index($$0, "/* " f ":") == 1) on = 1 } /^```$$/ { on = 0 } on' README.md
 test-readme: $(CLI) | $(BUILD)
-	awk '/^```c$$/ { n++; if (n == 2) { on = 1; next } } /^```$$/ { on = 0 } on' README.md \
-	    > $(BUILD)/readme_example.c
-	printf '#define SAFELOAD_IMPLEMENTATION\n#include "safeload.h"\n' > $(BUILD)/readme_impl.c
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. $(BUILD)/readme_example.c $(BUILD)/readme_impl.c \
-	    -o $(BUILD)/readme_example $(LDLIBS)
-	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -fsyntax-only $(BUILD)/readme_example.c
-	./$(CLI) sample $(BUILD)/readme_sample.safetensors > /dev/null
-	./$(BUILD)/readme_example $(BUILD)/readme_sample.safetensors > $(BUILD)/readme_out.txt
-	grep -q '^model.embed_tokens.weight: F32, 8192 bytes at ' $(BUILD)/readme_out.txt
-	grep -q '^model.layers.0.mlp.experts.3.up_proj.weight: F32, 2048 bytes at ' $(BUILD)/readme_out.txt
-	test "$$(wc -l < $(BUILD)/readme_out.txt)" -eq 6
-	! ./$(BUILD)/readme_example $(BUILD)/no_such_file.safetensors 2> $(BUILD)/readme_err.txt
-	grep -q 'no_such_file.safetensors: IO_ERROR: ' $(BUILD)/readme_err.txt
+	rm -rf $(BUILD)/readme && mkdir -p $(BUILD)/readme && cp $(HDR) $(BUILD)/readme/
+	$(call README_CODE,safeload_impl.c) > $(BUILD)/readme/safeload_impl.c
+	$(call README_CODE,main.c) > $(BUILD)/readme/main.c
+	grep -q SAFELOAD_IMPLEMENTATION $(BUILD)/readme/safeload_impl.c
+	grep -q '^int main' $(BUILD)/readme/main.c
+	line=$$(grep -m1 '^cc .*# Linux' README.md | sed 's/ *#.*//'); echo "$$line"; \
+	    test -n "$$line" && cd $(BUILD)/readme && sh -c "$$line"
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. $(BUILD)/readme/main.c $(BUILD)/readme/safeload_impl.c \
+	    -o $(BUILD)/readme/loadall_strict $(LDLIBS)
+	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -fsyntax-only $(BUILD)/readme/main.c
+	./$(CLI) sample $(BUILD)/readme/sample.safetensors > /dev/null
+	cd $(BUILD)/readme && ./loadall sample.safetensors > out.txt
+	grep -q '^model.embed_tokens.weight: F32, 8192 bytes at ' $(BUILD)/readme/out.txt
+	grep -q '^model.layers.0.mlp.experts.3.up_proj.weight: F32, 2048 bytes at ' $(BUILD)/readme/out.txt
+	test "$$(wc -l < $(BUILD)/readme/out.txt)" -eq 6
+	test "$$(./$(BUILD)/readme/loadall_strict $(BUILD)/readme/sample.safetensors | wc -l)" -eq 6
+	! ./$(BUILD)/readme/loadall $(BUILD)/no_such_file.safetensors 2> $(BUILD)/readme/err.txt
+	grep -q 'no_such_file.safetensors: IO_ERROR: ' $(BUILD)/readme/err.txt
 
 test-san: $(UNIT_SAN) $(UNIT_GSAN)
 	@set -e; for t in $(UNIT_SAN) $(BUILD)/gsan/test_cast; do echo "== $$t (ASan+UBSan+LSan)"; \

@@ -2,9 +2,11 @@
 
    Do this:
        #define SAFELOAD_IMPLEMENTATION
-   before you include this file in *one* C or C++ file to create the implementation.
+   before you include this file in *one* C or C++ file to create the implementation. Best
+   give it a file of its own (it turns on _GNU_SOURCE and _FILE_OFFSET_BITS=64 for the rest
+   of that translation unit):
 
-       #include ...
+       in safeload_impl.c, on its own:
        #define SAFELOAD_IMPLEMENTATION
        #include "safeload.h"
 
@@ -60,7 +62,8 @@
        kernels, 5 load engine (pool, models, planning, execution, async jobs), 6 device
        hooks, 7 writer.
 
-   See README.md for the full manual. License: MIT or Unlicense, at the end of this file.
+   README.md: the quick start; docs/: the full manual (docs/README.md lists it).
+   License: MIT or Unlicense, at the end of this file.
 */
 /* The implementation needs POSIX/GNU declarations (pread, O_DIRECT, madvise) that strict
    -std=c99 hides; they must be requested before the first system header. Include safeload.h
@@ -318,7 +321,7 @@ SAFELOAD_API void safeload_key_report_free(safeload_key_report *report);
    Casts. count is in elements; dst and src need no alignment and must not overlap.
    Supported: every pair among F32, F16, BF16 (same dtype = copy); F8_E4M3 and F8_E5M2 to
    F32/F16/BF16; F64 <-> F32. The bits are the same on every SIMD path and under every
-   MXCSR/FPCR setting (README: "The bit contract").
+   MXCSR/FPCR setting (docs/casts.md).
    ------------------------------------------------------------------------------------------ */
 SAFELOAD_API safeload_result safeload_convert(void *dst, safeload_dtype dst_dtype,
                                               const void *src, safeload_dtype src_dtype,
@@ -455,7 +458,7 @@ typedef enum safeload_device {
 
 /* The named hooks. Define them in your program and link them in: they are weak references in
    the implementation (gcc/clang, ELF and Mach-O), so the load finds them with no setup. See
-   README "Zero-config, weakly linked" for the traps (static archives, MSVC). */
+   docs/device.md "Zero-config, weakly linked" for the traps (static archives, MSVC). */
 int  safeload_cuda_pinned_alloc(void *user, size_t size, void **out);
 void safeload_cuda_pinned_free(void *user, void *ptr);
 int  safeload_cuda_device_alloc(void *user, size_t size, void **out);
@@ -521,7 +524,7 @@ typedef struct safeload_load_stats {
     uint64_t pinned_bytes;      /* pinned staging allocated through hooks */
     int threads;                /* workers that ran: at most one per task */
     safeload_io io;             /* the mode used: READ where DIRECT or MMAP could not run
-                                   (see the README), or where nothing was mapped (memory and
+                                   (docs/loading.md), or where nothing was mapped (memory and
                                    reader sources); AUTO reports DIRECT when some file went
                                    direct, else READ */
     int direct_files;           /* files read with O_DIRECT (DIRECT or AUTO; a file the load
@@ -1908,8 +1911,8 @@ static size_t sl__utf8_valid_up_to(const unsigned char *s, size_t n) {
 
 /* ---- 2e. the JSON header parser ----
    One pass, no DOM, strings decoded in place (decoding only shrinks them), so names point into
-   the header buffer. The dialect is serde_json's as the reference uses it: see README
-   "Validation". Errors carry the file offset of the offending byte. */
+   the header buffer. The dialect is serde_json's as the reference uses it: see
+   docs/validation.md. Errors carry the file offset of the offending byte. */
 
 #define SL__MAX_NESTING 127   /* serde_json: remaining_depth 128, the 128th container fails */
 #define SL__PAD 32            /* zero bytes after the header: word reads and a 0 stopper */
@@ -3767,7 +3770,7 @@ SL__DEF void safeload_key_report_free(safeload_key_report *r) {
    ========================================================================================== */
 
 /* Every kernel converts `count` elements from src to dst: any alignment, no overlap. All paths
-   give the same bits for every input under any MXCSR/FPCR (README "The bit contract"):
+   give the same bits for every input under any MXCSR/FPCR (docs/casts.md):
      f32->f16   IEEE round-to-nearest-even; |x| >= 65520 -> +-Inf; fp16 subnormals produced;
                 NaN -> sign | 0x7E00 | (mantissa >> 13)            (= F16C vcvtps2ph, imm RNE)
      f16->f32   exact; NaN quieted (bit 22), sign and payload kept  (= vcvtph2ps)

@@ -1,6 +1,6 @@
 /* Compiles the whole implementation; built as C99, C++ and with every switch by `make test`.
    The public functions are referenced so that nothing is dead under SAFELOAD_STATIC. */
-#ifdef SYSTEM_HEADERS_FIRST /* the README's promise: on 64-bit Linux it may come last */
+#ifdef SYSTEM_HEADERS_FIRST /* docs/loading.md's promise: on 64-bit Linux it may come last */
 #  include <stdio.h>
 #  include <stdlib.h>
 #  include <string.h>

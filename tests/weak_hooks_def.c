@@ -1,6 +1,6 @@
 /* The named CUDA hooks, defined by "the user" in their own file and backed by the fake device.
    Linked directly into test_weak they are found through the weak references; put into a static
-   archive that nothing else pulls in, they are not (test_weak_archive, README "Weak linking"). */
+   archive that nothing else pulls in, they are not (test_weak_archive, docs/device.md). */
 #define _GNU_SOURCE      /* clock_gettime, nanosleep for the fake device */
 #include "safeload.h"
 #include <stdio.h>
