@@ -9,6 +9,7 @@
 #   make test-exhaustive / test-neon / test-32 / test-tsan / test-msan / test-win / test-msvc / fuzz   the slow or
 #                   tool-specific ones
 #   make bench      parse, cast, load and device-pipeline benchmarks with this machine's limits
+#   make install    PREFIX=/usr/local [DESTDIR=...]: header, pkg-config file, CMake package
 #   make examples   engine_arena always; cuda_upload with nvcc; ascend_upload compile-checked
 CC      ?= cc
 CXX     ?= c++
@@ -312,6 +313,80 @@ bench: $(addprefix $(BUILD)/,$(BENCH))
 $(BUILD)/bench_%: tests/bench_%.c tests/testutil.h tests/benchutil.h tests/fakedev.h \
                   tests/pagecache.h $(HDR) | $(BUILD)
 	$(CC) $(STD) $(WARN) -O2 -I. -Itests $< -o $@ $(LDLIBS)
+
+# ---- install ---------------------------------------------------------------------------------
+# make install PREFIX=/usr/local [DESTDIR=/staging]: the header, a pkg-config file and a CMake
+# package (find_package(safeload): the INTERFACE target safeload::safeload) under
+# PREFIX/include, PREFIX/lib/pkgconfig and PREFIX/lib/cmake/safeload. The version is the
+# header's macros, the one place it is written.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+hdr_macro = $(shell sed -n 's/^\#define SAFELOAD_VERSION_$(1) "*\([0-9.]*\)"*$$/\1/p' $(HDR))
+VERSION_MAJOR := $(call hdr_macro,MAJOR)
+VERSION_MINOR := $(call hdr_macro,MINOR)
+VERSION_PATCH := $(call hdr_macro,PATCH)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+INSTALLED := include/safeload.h lib/pkgconfig/safeload.pc lib/cmake/safeload/safeloadConfig.cmake \
+             lib/cmake/safeload/safeloadConfigVersion.cmake
+PKG_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+                -e 's|@MAJOR@|$(VERSION_MAJOR)|g' -e 's|@MINOR@|$(VERSION_MINOR)|g'
+.PHONY: install uninstall test-install
+install: | $(BUILD)
+	@case "$(PREFIX)" in /*) ;; *) echo "install: PREFIX must be an absolute path"; exit 2;; esac
+	mkdir -p $(BUILD)/pkg
+	$(PKG_SUBST) packaging/safeload.pc.in > $(BUILD)/pkg/safeload.pc
+	$(PKG_SUBST) packaging/safeloadConfig.cmake.in > $(BUILD)/pkg/safeloadConfig.cmake
+	$(PKG_SUBST) packaging/safeloadConfigVersion.cmake.in > $(BUILD)/pkg/safeloadConfigVersion.cmake
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/lib/cmake/safeload
+	install -m 644 $(HDR) $(DESTDIR)$(PREFIX)/include/safeload.h
+	install -m 644 $(BUILD)/pkg/safeload.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/safeload.pc
+	install -m 644 $(BUILD)/pkg/safeloadConfig.cmake $(BUILD)/pkg/safeloadConfigVersion.cmake \
+	    $(DESTDIR)$(PREFIX)/lib/cmake/safeload/
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/lib/cmake/safeload 2>/dev/null
+
+# A consumer project built against the installed files three ways: pkg-config, CMake's
+# find_package (after `make install DESTDIR=... PREFIX=...`) and add_subdirectory of this tree;
+# each builds tests/install/consumer.c with the implementation and runs it. The .pc, the CMake
+# package and CMakeLists.txt must carry the header's version; uninstall leaves nothing behind.
+INST := $(BUILD)/install
+test-install: $(CLI)
+	test "$(VERSION)" = "$$(sed -n 's/^#define SAFELOAD_VERSION_STRING "\(.*\)"$$/\1/p' $(HDR))"
+	rm -rf $(INST) && mkdir -p $(INST)
+	./$(CLI) sample $(INST)/sample.safetensors > /dev/null
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(INST)/root PREFIX=/opt/safeload
+	for f in $(INSTALLED); do test -f $(INST)/root/opt/safeload/$$f || { echo "missing $$f"; exit 1; }; done
+	cmp $(HDR) $(INST)/root/opt/safeload/include/safeload.h
+	grep -qx 'Version: $(VERSION)' $(INST)/root/opt/safeload/lib/pkgconfig/safeload.pc
+	grep -qx 'prefix=/opt/safeload' $(INST)/root/opt/safeload/lib/pkgconfig/safeload.pc
+	grep -q 'PACKAGE_VERSION "$(VERSION)"' $(INST)/root/opt/safeload/lib/cmake/safeload/safeloadConfigVersion.cmake
+	@if ! command -v pkg-config >/dev/null 2>&1; then echo "test-install: pkg-config not installed, its consumer skipped"; \
+	else set -ex; export PKG_CONFIG_PATH=$(CURDIR)/$(INST)/root/opt/safeload/lib/pkgconfig \
+	    PKG_CONFIG_SYSROOT_DIR=$(CURDIR)/$(INST)/root; \
+	    test "$$(pkg-config --modversion safeload)" = "$(VERSION)"; \
+	    $(CC) $(STD) $(WARN) -O2 $$(pkg-config --cflags safeload) tests/install/consumer.c tests/install/impl.c \
+	        -o $(INST)/pc_consumer $$(pkg-config --libs safeload); \
+	    ./$(INST)/pc_consumer $(INST)/sample.safetensors | grep -qx 'safeload $(VERSION): 6 tensors loaded'; \
+	    echo "test-install: pkg-config consumer built and ran"; fi
+	@if ! command -v cmake >/dev/null 2>&1; then echo "test-install: cmake not installed, its consumers skipped"; \
+	else set -ex; cf="-DCMAKE_C_FLAGS=-Wall -Wextra -Werror"; \
+	    cmake -S tests/install/find -B $(INST)/find "$$cf" -DCMAKE_PREFIX_PATH=$(CURDIR)/$(INST)/root/opt/safeload \
+	        -DSAFELOAD_WANT=$(VERSION_MAJOR).$(VERSION_MINOR) > $(INST)/find.log; \
+	    cmake --build $(INST)/find > $(INST)/find_build.log; \
+	    ./$(INST)/find/consumer $(INST)/sample.safetensors | grep -qx 'safeload $(VERSION): 6 tensors loaded'; \
+	    if cmake -S tests/install/find -B $(INST)/find_newer -DCMAKE_PREFIX_PATH=$(CURDIR)/$(INST)/root/opt/safeload \
+	        -DSAFELOAD_WANT=$$(($(VERSION_MAJOR) + 1)).0 > $(INST)/find_newer.log 2>&1; then \
+	        echo "find_package(safeload $$(($(VERSION_MAJOR) + 1)).0) found $(VERSION)"; exit 1; fi; \
+	    grep -q 'compatible with requested version' $(INST)/find_newer.log; \
+	    cmake -S tests/install/sub -B $(INST)/sub "$$cf" -DSAFELOAD_SOURCE_DIR=$(CURDIR) \
+	        -DSAFELOAD_EXPECT_VERSION=$(VERSION) > $(INST)/sub.log; \
+	    cmake --build $(INST)/sub > $(INST)/sub_build.log; \
+	    ./$(INST)/sub/consumer $(INST)/sample.safetensors | grep -qx 'safeload $(VERSION): 6 tensors loaded'; \
+	    echo "test-install: find_package and add_subdirectory consumers built and ran"; fi
+	$(MAKE) --no-print-directory uninstall DESTDIR=$(CURDIR)/$(INST)/root PREFIX=/opt/safeload
+	test -z "$$(find $(INST)/root -type f)"
 
 # ---- demo and examples -----------------------------------------------------------------------
 demo: $(CLI)
