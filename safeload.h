@@ -161,7 +161,9 @@ SAFELOAD_API size_t safeload_dtype_size(safeload_dtype dtype);
     X(INDEX_MISSING_TENSOR,   "tensor listed in the index is in no shard") \
     X(INDEX_UNLISTED_TENSOR,  "shard holds a tensor the index does not list") \
     X(HOOK_MISSING,           "a device hook is needed but none is set or linked") \
-    X(HOOK_FAILED,            "a device hook reported an error")
+    X(HOOK_FAILED,            "a device hook reported an error") \
+    X(NOT_SAFETENSORS,        "not a safetensors file (an HTML page, a Git LFS pointer, " \
+                              "PyTorch, GGUF or NumPy)")
 
 typedef enum safeload_result {
 #define SAFELOAD__RESULT_ENUM(id, msg) SAFELOAD_##id,
@@ -1143,6 +1145,11 @@ static const char *sl__os_why(int e, const char *dflt) {
     if (e == 4) return "too many open files";
     if (e == 230) return "a pipe, not a file";
     if (e == 1200) return "a device, not a file";
+    if (e == 17) return "cross-device: the target is on another drive";
+    if (e == 80 || e == 183) return "already exists";
+    if (e == 23 || e == 1117 || e == 483) return "I/O error (a bad sector or a failing device)";
+    if (e == 21) return "the device is not ready";
+    if (e == 87) return "invalid parameter";
     return dflt;
 #else
     if (e == ENOENT) return "no such file";
@@ -1162,6 +1169,33 @@ static const char *sl__os_why(int e, const char *dflt) {
     if (e == ENFILE) return "too many open files in the system";
 #  if defined(ELOOP)
     if (e == ELOOP) return "too many levels of symbolic links";
+#  endif
+    if (e == EXDEV) return "cross-device: the target is on another file system";
+    if (e == EINTR) return "interrupted by a signal";
+    if (e == EAGAIN) return "temporarily unavailable";
+    if (e == EBUSY) return "busy (in use, or a mount point)";
+    if (e == EEXIST) return "already exists";
+    if (e == EINVAL) return "invalid argument (the file system refuses this operation here)";
+    if (e == EBADF) return "bad file handle";
+    if (e == ENOMEM) return "out of memory";
+    if (e == EFAULT) return "bad address";
+#  if defined(ETXTBSY)
+    if (e == ETXTBSY) return "in use as a running program";
+#  endif
+#  if defined(ENOTEMPTY)
+    if (e == ENOTEMPTY) return "a directory that is not empty";
+#  endif
+#  if defined(ENOTSUP)
+    if (e == ENOTSUP) return "not supported by the file system";
+#  endif
+#  if defined(EOPNOTSUPP) && (!defined(ENOTSUP) || EOPNOTSUPP != ENOTSUP)
+    if (e == EOPNOTSUPP) return "not supported by the file system";
+#  endif
+#  if defined(ETIMEDOUT)
+    if (e == ETIMEDOUT) return "timed out (a network file system)";
+#  endif
+#  if defined(ESTALE)
+    if (e == ESTALE) return "stale file handle (a network file system)";
 #  endif
 #  if defined(EDQUOT)
     if (e == EDQUOT) return "disk quota exceeded";
@@ -1788,9 +1822,13 @@ typedef struct sl__source {
 } sl__source;
 
 /* A failed read's error number for messages: a reader returns -errno (or any negative value,
-   INT64_MIN included), or more bytes than asked (reported as EIO, 5). */
+   INT64_MIN included: reported as EIO, 5). */
 static int64_t sl__err_code(int64_t r) {
     return r < 0 && r > INT64_MIN ? -r : 5;
+}
+/* sl__os_why for a 64-bit code (a reader's may be any number) */
+static const char *sl__why64(int64_t e) {
+    return e > 0 && e < 100000 ? sl__os_why((int)e, "error") : "error";
 }
 
 /* Exactly n bytes at off, looping over short reads. *calls counts read calls (may be NULL). */
@@ -1821,10 +1859,15 @@ static safeload_result sl__source_read(const sl__source *s, const char *path, ui
         if (calls) (*calls)++;
         if (s->kind == SL__SRC_FILE) r = sl__os_pread(s->fd, d, ask, off);
         else r = s->reader.read(s->reader.user, off, d, ask);
-        if (r < 0 || (uint64_t)r > ask)   /* more than asked for: a broken reader */
+        if (r > 0 && (uint64_t)r > ask)   /* more than asked for: a broken reader */
             return sl__fail(err, SAFELOAD_IO_ERROR, path, off, NULL, 0,
-                            "read of %llu bytes at byte %llu failed (error %lld)",
-                            (sl__ull)ask, (sl__ull)off, (long long)sl__err_code(r));
+                            "reader returned %lld bytes for a request of %llu at byte %llu",
+                            (long long)r, (sl__ull)ask, (sl__ull)off);
+        if (r < 0)
+            return sl__fail(err, SAFELOAD_IO_ERROR, path, off, NULL, 0,
+                            "read of %llu bytes at byte %llu failed: %s (error %lld)",
+                            (sl__ull)ask, (sl__ull)off, sl__why64(sl__err_code(r)),
+                            (long long)sl__err_code(r));
         if (r == 0)                     /* off is the first byte missing */
             return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, path, off, NULL, 0,
                             "file ended at byte %llu, %llu byte%s short (it was %llu bytes "
@@ -3444,9 +3487,71 @@ static safeload_result sl__file_new(safeload_file **out, const char *label,
     return SAFELOAD_OK;
 }
 
+/* What a file that failed to parse is, from its first bytes, when it is one of the formats
+   people download by mistake (a login or error page, an LFS pointer, a PyTorch or NumPy or
+   llama.cpp file): its message, else NULL. b holds the first n bytes (up to 512). Asked only
+   after the parse failed, and only where the header cannot be a safetensors header (the
+   length prefix failed, or the JSON does not open with '{'): a valid file, or a damaged one,
+   whose length happens to read as these bytes (a 640-byte header is 80 02 00 ..., a pickle's
+   start) keeps its own answer. */
+/* do the n bytes at b start with the lowercase ASCII word w, in any case? */
+static int sl__ascii_prefix_ci(const unsigned char *b, size_t n, const char *w) {
+    size_t i;
+    for (i = 0; w[i]; i++)
+        if (i >= n || (b[i] >= 'A' && b[i] <= 'Z' ? b[i] + 32 : b[i]) != (unsigned char)w[i])
+            return 0;
+    return 1;
+}
+
+static const char *sl__not_safetensors(const unsigned char *b, size_t n, uint64_t size,
+                                       char *buf, size_t cap) {
+    size_t i = 0;
+    uint64_t len = n >= 8 ? sl__le64(b) : 0;
+    if (n >= 8 && len <= SL__MAX_HEADER && 8 + len <= size) {
+        for (i = 8; i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n');)
+            i++;
+        if (i == n || b[i] == '{') return NULL;         /* a safetensors header, damaged */
+    }
+    i = n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;       /* a UTF-8 BOM */
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n' ||
+                     b[i] == '\f'))
+        i++;
+    if (sl__ascii_prefix_ci(b + i, n - i, "<!doctype") ||
+        sl__ascii_prefix_ci(b + i, n - i, "<html"))
+        return "an HTML page, not safetensors: the download failed (an error, login or "
+               "redirect page was saved); download the file again";
+    if (n >= 23 && memcmp(b, "version https://git-lfs", 23) == 0)
+        return "a Git LFS pointer, not safetensors: the weights were not downloaded; run "
+               "`git lfs pull` (or download the file itself)";
+    if (n >= 4 && memcmp(b, "PK\x03\x04", 4) == 0)
+        return "a ZIP archive, not safetensors: a PyTorch checkpoint (.bin/.pt) or a NumPy "
+               ".npz; convert it to safetensors first";
+    if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) {
+        snprintf(buf, cap, "a Python pickle (protocol %d), not safetensors: a PyTorch "
+                 "checkpoint (.bin/.pt); convert it to safetensors first", (int)b[1]);
+        return buf;
+    }
+    if (n >= 4 && memcmp(b, "GGUF", 4) == 0)
+        return "a GGUF file (llama.cpp), not safetensors: read it with a GGUF reader, or "
+               "download the safetensors weights";
+    if (n >= 6 && memcmp(b, "\x93NUMPY", 6) == 0)
+        return "a NumPy .npy array, not safetensors: convert it to safetensors first";
+    return NULL;
+}
+
 static safeload_result sl__file_finish(safeload_file **out, safeload_file *f,
                                        safeload_error *err) {
     safeload_result r = sl__parse(f, err);
+    if (r >= SAFELOAD_HEADER_TOO_SMALL && r <= SAFELOAD_INVALID_NAME) {
+        /* a format error: is it another format altogether? */
+        unsigned char b[512];
+        char buf[160];
+        const char *what;
+        size_t n = (size_t)SL__MIN(f->src.size, (uint64_t)sizeof b);
+        if (sl__source_read(&f->src, f->path, 0, b, n, NULL, NULL) == SAFELOAD_OK &&
+            (what = sl__not_safetensors(b, n, f->src.size, buf, sizeof buf)) != NULL)
+            r = sl__fail(err, SAFELOAD_NOT_SAFETENSORS, f->path, 0, NULL, 0, "%s", what);
+    }
     if (r != SAFELOAD_OK) {
         f->src.reader.close = NULL;     /* a reader becomes ours only when the open succeeds */
         sl__file_free(f);
@@ -3648,7 +3753,8 @@ SL__DEF safeload_result safeload_view(safeload_file *f, const safeload_tensor *t
         int e = sl__os_size(f->src.fd, &now);
         if (e != 0)
             return sl__fail(err, SAFELOAD_IO_ERROR, f->path, t->file_offset, t->name,
-                            t->name_len, "cannot read the file's size (error %d)", e);
+                            t->name_len, "cannot read the file's size: %s (error %d)",
+                            sl__os_why(e, "error"), e);
         if (now < end)
             return sl__fail(err, SAFELOAD_UNEXPECTED_EOF, f->path,
                             now > t->file_offset ? now : t->file_offset, t->name, t->name_len,
@@ -6698,8 +6804,8 @@ static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl
         if (r < 0) {
             uint64_t at = SL__MAX(lo + got, off);   /* blocks start before the bytes wanted */
             sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at), NULL,
-                          "direct read at byte %llu failed (error %lld)", (sl__ull)at,
-                          (long long)-r);
+                          "direct read at byte %llu failed: %s (error %lld)", (sl__ull)at,
+                          sl__why64(-r), (long long)-r);
             return NULL;
         }
         if (r == 0) break;                          /* end of file inside the last block */
@@ -6715,8 +6821,8 @@ static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl
                 if (r > 0) {
                     at = SL__MAX(at, off);
                     sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at),
-                                  NULL, "read at byte %llu failed (error %lld)", (sl__ull)at,
-                                  (long long)r);
+                                  NULL, "read at byte %llu failed: %s (error %lld)",
+                                  (sl__ull)at, sl__why64(r), (long long)r);
                     return NULL;
                 }
                 got = r == 0 ? off + n - lo : at - lo;     /* at: where the file ended */
@@ -6761,7 +6867,13 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
             size_t ask = (size_t)SL__MIN(n, (uint64_t)SL__READ_MAX);
             int64_t r = f->src.reader.read(f->src.reader.user, off, dst, ask);
             w->reads++;
-            if (r < 0 || (uint64_t)r > ask) { rc = sl__err_code(r); at = off; break; }
+            if (r > 0 && (uint64_t)r > ask) {        /* a broken reader */
+                sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, off, sl__task_tensor(L, t, off),
+                              NULL, "reader returned %lld bytes for a request of %llu at byte "
+                              "%llu", (long long)r, (sl__ull)ask, (sl__ull)off);
+                return 0;
+            }
+            if (r < 0) { rc = sl__err_code(r); at = off; break; }
             if (r == 0) { rc = -1; at = off; break; }
             dst += r; off += (uint64_t)r; n -= (uint64_t)r;
             w->bytes_read += (uint64_t)r;
@@ -6773,7 +6885,8 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
         sl__load_eof(L, t, at);
     else
         sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at), NULL,
-                      "read at byte %llu failed (error %lld)", (sl__ull)at, (long long)rc);
+                      "read at byte %llu failed: %s (error %lld)", (sl__ull)at, sl__why64(rc),
+                      (long long)rc);
     return 0;
 }
 
@@ -6842,7 +6955,8 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
                     else
                         sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, off,
                                       sl__task_tensor(L, t, off), NULL, "read at byte %llu "
-                                      "failed (error %d)", (sl__ull)off, errno);
+                                      "failed: %s (error %d)", (sl__ull)off,
+                                      sl__os_why(errno, "error"), errno);
                     return 0;
                 }
                 off += (uint64_t)got;

@@ -578,6 +578,43 @@ for a in "show|error: show needs a PATH and a tensor NAME" "show a|error: show n
     run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*}" "2 ${a#*|}" "$rc $(head -n 1 "$T/err")"
 done
 
+# ---- NOT_SAFETENSORS: what a file is when it is not safetensors (exit 1, the fix named) ----
+mkdir "$T/kinds"
+printf '<!DOCTYPE html>\n<html><body>Sign in</body></html>\n' > "$T/kinds/html.safetensors"
+printf '\n  <HTML><body>404</body></HTML>' > "$T/kinds/html2.safetensors"
+printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%064d\nsize 1339\n' 0 > "$T/kinds/lfs.safetensors"
+printf 'PK\003\004\024\000\000\000\010\000archive/data.pkl' > "$T/kinds/zip.safetensors"
+printf '\200\002\212\012l\374\234F\371 j\250P\031.\200\002M\351\003.' > "$T/kinds/pickle.safetensors"
+printf 'GGUF\003\000\000\000\002\000\000\000\000\000\000\000' > "$T/kinds/gguf.safetensors"
+printf "\\223NUMPY\\001\\000v\\000{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }" > "$T/kinds/npy.safetensors"
+for k in "html|an HTML page, not safetensors: the download failed" "html2|an HTML page" \
+         "lfs|a Git LFS pointer, not safetensors: the weights were not downloaded; run \`git lfs pull\`" \
+         "zip|a ZIP archive, not safetensors: a PyTorch checkpoint" "pickle|a Python pickle (protocol 2)" \
+         "gguf|a GGUF file (llama.cpp), not safetensors" "npy|a NumPy .npy array, not safetensors"; do
+    f="$T/kinds/${k%%|*}.safetensors"
+    run $RUNNER "$CLI" verify "$f"
+    case "$rc $out" in "1 error: $f: NOT_SAFETENSORS: ${k#*|}"*"(byte 0)") ;;
+        *) echo "FAIL: NOT_SAFETENSORS verify ${k%%|*}: $rc $out"; fail=1;; esac
+    run $RUNNER "$CLI" load "$f"
+    case "$rc $(err)" in "1 error: $f: NOT_SAFETENSORS: ${k#*|}"*) ;;
+        *) echo "FAIL: NOT_SAFETENSORS load ${k%%|*}: $rc $(err)"; fail=1;; esac
+done
+# a shard of a model that is an LFS pointer: named, with the shard
+mkdir "$T/lfsm"; cp "$T/s.safetensors" "$T/lfsm/a.safetensors"; cp "$T/kinds/lfs.safetensors" "$T/lfsm/b.safetensors"
+printf '{"weight_map":{"lm_head.scale":"a.safetensors","x":"b.safetensors"}}' > "$T/lfsm/model.safetensors.index.json"
+run $RUNNER "$CLI" inspect "$T/lfsm"
+case "$rc $(err)" in "1 error: $T/lfsm/b.safetensors: NOT_SAFETENSORS: a Git LFS pointer"*) ;;
+    *) echo "FAIL: NOT_SAFETENSORS shard: $rc $(err)"; fail=1;; esac
+# a valid file whose header length reads as a pickle's start (80 02 00 ...: 640 bytes) loads
+hdr='{"t":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}'
+pad=$(printf '%*s' $((640 - ${#hdr})) '')
+mk "$T/p640.safetensors" "$hdr$pad" ab
+check "pickle-looking length" "80 02 00" "$(od -An -tx1 -N3 "$T/p640.safetensors" | tr -s ' ' | sed 's/^ //')"
+run $RUNNER "$CLI" verify "$T/p640.safetensors"; check "pickle-looking valid file" "0 ok: $T/p640.safetensors: 1 tensor, 2 bytes" "$rc $out"
+mk "$T/p640c.safetensors" "$hdr$pad" a       # cut: its own error, not NOT_SAFETENSORS
+run $RUNNER "$CLI" verify "$T/p640c.safetensors"
+case "$rc $out" in "1 error: $T/p640c.safetensors: INCOMPLETE_BUFFER: "*) ;; *) echo "FAIL: pickle-looking cut file: $rc $out"; fail=1;; esac
+
 if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     # a load error names the tensor in full (past 255 bytes, control bytes escaped), as
     # warnings do, for each I/O mode
@@ -586,7 +623,7 @@ if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     n=$(( $(wc -c < "$T/rd.safetensors") - 8 ))
     for io in read direct; do
         run env SL_FAIL_READ_AT=$n LD_PRELOAD="$FAIL_IO" "$CLI" load "$T/rd.safetensors" --io $io --threads 1
-        case "$rc $(err)" in "2 error: $T/rd.safetensors: IO_ERROR: "*"read at byte $n failed (error 5) [tensor $long\\x07x]") ;;
+        case "$rc $(err)" in "2 error: $T/rd.safetensors: IO_ERROR: "*"read at byte $n failed: I/O error (error 5) [tensor $long\\x07x]") ;;
             *) echo "FAIL: load error, full tensor name ($io): $rc $(err)"; fail=1;; esac
     done
     # a load that fails after the open still prints the open's warnings, then the error

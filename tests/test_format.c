@@ -1407,6 +1407,121 @@ static void test_check_keys(void) {
     ofile_close(&o);
 }
 
+/* ---- NOT_SAFETENSORS: the formats downloaded by mistake, named from their first bytes --- */
+
+/* open the n bytes at img from every source: the id, offset 0, and a message holding want */
+static void expect_kind(int line, const void *img, size_t n, safeload_result code,
+                        const char *want) {
+    int s;
+    for (s = 1; s <= 4; s <<= 1) {
+        safeload_file *f = NULL;
+        safeload_error err;
+        rd_user u;
+        safeload_result r;
+        memset(&err, 0x5a, sizeof err);
+        r = open_src(s, &f, (const unsigned char *)img, n, &u, &err);
+        CHECK_MSG(r == code, "line %d (%s): got %s want %s (%s)", line, src_name(s),
+                  safeload_result_id(r), safeload_result_id(code),
+                  r == SAFELOAD_OK ? "" : err.message);
+        if (r == code && r != SAFELOAD_OK) {
+            CHECK_MSG(err.code == code && err.offset == 0 && err.tensor[0] == 0,
+                      "line %d (%s): offset %llu tensor '%s'", line, src_name(s),
+                      (unsigned long long)err.offset, err.tensor);
+            CHECK_MSG(strstr(err.message, want) != NULL, "line %d (%s): message '%s' lacks '%s'",
+                      line, src_name(s), err.message, want);
+            CHECK_MSG(strcmp(err.file, s == SRC_MEM ? "<memory>" : s == SRC_FILE ? g_tmp_path
+                                                                             : "test-reader") == 0,
+                      "line %d (%s): file '%s'", line, src_name(s), err.file);
+        }
+        if (f) safeload_close(f);
+    }
+}
+#define KIND(lit, want) expect_kind(__LINE__, lit, sizeof lit - 1, SAFELOAD_NOT_SAFETENSORS, want)
+
+static void test_not_safetensors(void) {
+    static const char lfs[] = "version https://git-lfs.github.com/spec/v1\n"
+                              "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+                              "size 12345\n";
+    unsigned char big[4096], *img;
+    size_t n, i;
+    int p;
+    KIND("<!DOCTYPE html><html><head><title>Sign in</title></head></html>\n", "an HTML page");
+    KIND("\r\n  \t<html lang=\"en\"><body>404 Not Found</body></html>", "the download failed");
+    KIND("\xEF\xBB\xBF<!doctype HTML>\n<p>", "an HTML page");
+    KIND("<HtMl>", "an HTML page");                       /* shorter than the length prefix */
+    expect_kind(__LINE__, lfs, sizeof lfs - 1, SAFELOAD_NOT_SAFETENSORS, "`git lfs pull`");
+    KIND("PK\x03\x04\x14\x00\x00\x00\x08\x00 archive/data.pkl and more bytes", "a ZIP archive");
+    KIND("GGUF\x03\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00", "a GGUF file");
+    KIND("GGUF", "a GGUF file");
+    KIND("\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n",
+         "a NumPy .npy array");
+    for (p = 2; p <= 5; p++) {           /* torch.save's legacy format: a raw pickle */
+        char want[32];
+        memset(big, 0, sizeof big);
+        big[0] = 0x80; big[1] = (unsigned char)p; big[2] = 0x8a; big[3] = 0x0a;
+        memcpy(big + 4, "l\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.\x80\x02M\xe9\x03.", 18);
+        snprintf(want, sizeof want, "pickle (protocol %d)", p);
+        expect_kind(__LINE__, big, 200, SAFELOAD_NOT_SAFETENSORS, want);
+    }
+    /* not these kinds: the parser's own answer stands */
+    expect_kind(__LINE__, "\x80\x01\x8a\x0a\x01\x02\x03\x04\x05", 9, SAFELOAD_HEADER_TOO_LARGE, "");
+    expect_kind(__LINE__, "<htm", 4, SAFELOAD_HEADER_TOO_SMALL, "");
+    expect_kind(__LINE__, "x <html> and more bytes after it", 32, SAFELOAD_HEADER_TOO_LARGE, "");
+    expect_kind(__LINE__, "version https://git-lf", 22, SAFELOAD_HEADER_TOO_LARGE, "");
+
+    /* A valid safetensors file whose length prefix reads as a pickle's start: a 640-, 896-,
+       1152- or 1408-byte header is 80 02..05 00 00 00 00 00 00. It loads; damaged, it keeps
+       the parser's own error. */
+    for (p = 2; p <= 5; p++) {
+        size_t hlen = 0x80 + 256 * (size_t)p;
+        char hdr[2048];
+        safeload_file *f = NULL;
+        safeload_error err;
+        memset(hdr, ' ', sizeof hdr);
+        memcpy(hdr, "{" ENT_A "}", strlen("{" ENT_A "}"));
+        img = mkimg(hdr, hlen, NULL, 4, &n);
+        CHECK(img[0] == 0x80 && img[1] == p && img[2] == 0);
+        expect_img(__LINE__, SRC_ALL, img, n, SAFELOAD_OK, NOOFF, NULL);
+        CHECK(safeload_open_memory(&f, img, n, NULL, &err) == SAFELOAD_OK &&
+              safeload_find(f, "a") != NULL);
+        safeload_close(f);
+        img[8 + 3] = 'X';                                /* "a" -> "X": still a header */
+        img[8 + 1] = '[';
+        expect_img(__LINE__, SRC_ALL, img, n, SAFELOAD_INVALID_JSON, JSONOFF, NULL);
+        free(img);
+        /* cut: the data is short, the header is whole */
+        img = mkimg(hdr, hlen, NULL, 2, &n);
+        expect_img(__LINE__, SRC_ALL, img, n, SAFELOAD_INCOMPLETE_BUFFER, NOOFF, NULL);
+        free(img);
+    }
+    /* "PK\3\4" as a length is 67,324,752: a valid file with that header is a ZIP's start too */
+    {
+        size_t hlen = 0x04034B50u;
+        char *hdr = (char *)malloc(hlen);
+        safeload_file *f = NULL;
+        safeload_error err;
+        if (hdr) {
+            memset(hdr, ' ', hlen);
+            memcpy(hdr, "{" ENT_A "}", strlen("{" ENT_A "}"));
+            g_no_corpus++;
+            img = mkimg(hdr, hlen, NULL, 4, &n);
+            g_no_corpus--;
+            free(hdr);
+            CHECK(memcmp(img, "PK\x03\x04\0\0\0\0", 8) == 0);
+            CHECK(safeload_open_memory(&f, img, n, NULL, &err) == SAFELOAD_OK &&
+                  safeload_tensor_count(f) == 1);
+            safeload_close(f);
+            free(img);
+        }
+    }
+    /* whitespace before the '{' of a damaged header: still safetensors */
+    for (i = 0; i < sizeof big; i++) big[i] = ' ';
+    img = mkimg((const char *)big, 100, NULL, 0, &n);
+    img[8 + 99] = '<';
+    expect_img(__LINE__, SRC_MEM, img, n, SAFELOAD_INVALID_JSON, JSONOFF, NULL);
+    free(img);
+}
+
 static void test_result_ids(void) {
     int count = 0;
 #define X(id, msg) CHECK_STR(safeload_result_id(SAFELOAD_##id), #id); \
@@ -1419,6 +1534,7 @@ static void test_result_ids(void) {
     CHECK_STR(safeload_result_id(SAFELOAD_HEADER_TOO_SMALL), "HEADER_TOO_SMALL");
     CHECK_STR(safeload_result_id(SAFELOAD_INCOMPLETE_BUFFER), "INCOMPLETE_BUFFER");
     CHECK_STR(safeload_result_id(SAFELOAD_HOOK_FAILED), "HOOK_FAILED");
+    CHECK_STR(safeload_result_id(SAFELOAD_NOT_SAFETENSORS), "NOT_SAFETENSORS");
     (void)safeload_result_id(SAFELOAD_RESULT_COUNT);   /* must not crash */
     (void)safeload_result_message((safeload_result)-1);
 }
@@ -1858,6 +1974,18 @@ static int64_t liar64_read(void *user, uint64_t off, void *dst, size_t n) {
     return (int64_t)n + (u->mode == 0 && n == ((size_t)64 << 20));
 }
 
+/* errno's words in messages: a rename across file systems said "failed: error (error 18)" */
+static void test_os_words(void) {
+#if !defined(_WIN32)
+    CHECK_STR(sl__os_why(EXDEV, "error"), "cross-device: the target is on another file system");
+    CHECK_STR(sl__os_why(EIO, "error"), "I/O error");
+    CHECK_STR(sl__os_why(EBUSY, "error"), "busy (in use, or a mount point)");
+    CHECK_STR(sl__why64(EXDEV), "cross-device: the target is on another file system");
+#endif
+    CHECK_STR(sl__why64(-1), "error");
+    CHECK_STR(sl__why64(INT64_MAX), "error");
+}
+
 static void test_reader_misbehaving(void) {
     const char *h = "{" T("w","F32","[5]",0,20) "}";
     size_t n;
@@ -1867,8 +1995,13 @@ static void test_reader_misbehaving(void) {
     safeload_file *f = NULL;
     safeload_result res;
     r.read = liar_read;
-    res = safeload_open_reader(&f, &r, NULL, NULL);
-    CHECK_MSG(res != SAFELOAD_OK, "reader returning more than asked: open accepted");
+    {   /* said as it is, not as an invented errno */
+        safeload_error e;
+        res = safeload_open_reader(&f, &r, NULL, &e);
+        CHECK_MSG(res == SAFELOAD_IO_ERROR && strcmp(e.message, "reader returned 108 bytes for "
+                  "a request of 8 at byte 0") == 0, "%s: %s", safeload_result_id(res), e.message);
+        CHECK(strcmp(e.file, "test-reader") == 0 && e.offset == 0);
+    }
     if (f) {
         unsigned char buf[64];
         res = safeload_read(f, safeload_find(f, "w"), buf, sizeof buf, NULL);
@@ -1913,12 +2046,17 @@ static void test_reader_misbehaving(void) {
             res = safeload_read(f, safeload_find(f, "t"), p + 8 + hl, big - 200, &e);
             CHECK_MSG(res == SAFELOAD_IO_ERROR, "safeload_read, lying reader: %s",
                       safeload_result_id(res));
+            CHECK_MSG(strstr(e.message, "reader returned 67108865 bytes for a request of "
+                                        "67108864") != NULL, "%s", e.message);
             CHECK(safeload_model_from_files(&m, &f, 1, NULL, &e) == SAFELOAD_OK);
             memset(&d, 0, sizeof d);
             d.chunk_size = (size_t)128 << 20;    /* one task, read in 64 MiB calls */
             res = safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e);
             CHECK_MSG(res == SAFELOAD_IO_ERROR && l == NULL, "load, lying reader: %s",
                       safeload_result_id(res));
+            CHECK_MSG(strstr(e.message, "reader returned 67108865 bytes for a request of "
+                                        "67108864 at byte ") != NULL && strcmp(e.tensor, "t") == 0,
+                      "%s [%s]", e.message, e.tensor);
             safeload_loaded_free(l);
             safeload_model_close(m);
         }
@@ -2110,6 +2248,7 @@ int main(void) {
     test_reader_errors();
     test_check_keys();
     test_result_ids();
+    test_not_safetensors();
     test_block_boundaries();
     test_truncated_headers();
     test_json_more();
@@ -2117,6 +2256,7 @@ int main(void) {
     test_mutations();
     test_allocator();
     test_reader_misbehaving();
+    test_os_words();
     test_many();
     test_reference_files();
     unlink(g_tmp_path);
