@@ -321,9 +321,12 @@ SAFELOAD_API void safeload_key_report_free(safeload_key_report *report);
 
 /* ---------------------------------------------------------------------------------------------
    Casts. count is in elements; dst and src need no alignment and must not overlap.
-   Supported: every pair among F32, F16, BF16 (same dtype = copy); F8_E4M3 and F8_E5M2 to
-   F32/F16/BF16; F64 <-> F32. The bits are the same on every SIMD path and under every
-   MXCSR/FPCR setting (docs/casts.md).
+   Supported: every pair among F32, F16, BF16 (same dtype = copy); F8_E4M3, F8_E5M2, F4,
+   F8_E8M0, F8_E4M3FNUZ and F8_E5M2FNUZ to F32/F16/BF16; F64 <-> F32. F4 packs two elements a
+   byte, the first in the low nibble: count elements read (count + 1) / 2 bytes (an odd count
+   leaves the last byte's high nibble unread). F6_E2M3/F6_E3M2 have no cast (no documented
+   packing order). The bits are the same on every SIMD path and under every MXCSR/FPCR setting
+   (docs/casts.md).
    ------------------------------------------------------------------------------------------ */
 SAFELOAD_API safeload_result safeload_convert(void *dst, safeload_dtype dst_dtype,
                                               const void *src, safeload_dtype src_dtype,
@@ -3893,6 +3896,17 @@ SL__DEF void safeload_key_report_free(safeload_key_report *r) {
      f64->f32   IEEE RNE with f32 subnormals and overflow to Inf;
                 NaN -> sign | 0x7FC00000 | (mantissa52 >> 29)      (= cvtsd2ss)
      f32->f64   exact; NaN quieted (bit 51), payload << 29         (= cvtss2sd)
+     F4         E2M1 (bias 1, no Inf/NaN): +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}, code 8 is -0; two a
+                byte, the first element in the low nibble. Exact to f32, f16 and bf16.
+     F8_E8M0    2^(b-127), no sign, no zero; 0xFF is NaN -> 0x7FC00000 / 0x7E00 / 0x7FC0.
+                f32 and bf16 exact (b = 0: 2^-127, subnormal in both). f16: the f32 value by
+                the f32->f16 rule: exact for 2^-24..2^15 (b = 103..142); b >= 143 -> +Inf;
+                b <= 102 -> +0 (2^-25 is a tie and rounds to even, 0).
+     F8_E4M3FNUZ, F8_E5M2FNUZ  bias 8 resp. 16, no Inf, no -0; 0x80 is the only NaN and has
+                no sign -> 0x7FC00000 / 0x7E00 / 0x7FC0. Every other code is a number (0x7F and
+                0xFF are +-240 resp. +-57344), exact in f32, f16 and bf16.
+     f32 results of F4/E8M0/FNUZ are their bf16 results << 16; f16/bf16 results are the f32
+     value through the rules above (exact except E8M0 -> f16 at the ends).
    The scalar functions below are the reference: integer bit manipulation only. The SIMD paths
    are tested against them bit for bit (tests/test_cast.c, tests/cast_exhaustive.c).
    SIMD kernels that use FP instructions run with MXCSR set to its default (RNE, no FTZ/DAZ,
@@ -3959,6 +3973,48 @@ SL__INLINE uint16_t sl__e4m3_to_bf16(uint8_t b) { return sl__f32_to_bf16(sl__e4m
 SL__INLINE uint16_t sl__e5m2_to_f16(uint8_t b) { return sl__f32_to_f16(sl__e5m2_to_f32(b)); }
 SL__INLINE uint16_t sl__e5m2_to_bf16(uint8_t b) { return sl__f32_to_bf16(sl__e5m2_to_f32(b)); }
 
+/* F4 (E2M1, bias 1; c is one 4-bit code, the sign at bit 3): 0, 0.5 and 2^(e-1) * (1 + m/2) */
+SL__INLINE uint32_t sl__f4_to_f32(unsigned c) {
+    uint32_t s = (uint32_t)(c & 8u) << 28, m = c & 7u;
+    if (m < 2) return s | (m ? 0x3F000000u : 0u);
+    return s | ((m << 22) + (126u << 23));
+}
+/* F8_E8M0: 2^(b-127), unsigned; 0xFF is the NaN (no sign: positive quiet NaN) */
+SL__INLINE uint32_t sl__e8m0_to_f32(uint8_t b) {
+    if (b == 0xFF) return 0x7FC00000u;
+    return b ? (uint32_t)b << 23 : 0x00400000u;                   /* 2^-127: subnormal */
+}
+/* The FNUZ FP8s: 0x80 is the only NaN (it has no sign: positive quiet NaN), no Inf, no -0 */
+SL__INLINE uint32_t sl__e4m3fnuz_to_f32(uint8_t b) {             /* bias 8 */
+    uint32_t s = (uint32_t)(b & 0x80u) << 24, e = (b >> 3) & 0xFu, m = b & 7u;
+    if (b == 0x80) return 0x7FC00000u;
+    if (e) return s | ((e + 119u) << 23) | (m << 20);
+    if (!m) return s;
+    e = 120;                                                       /* subnormal: m * 2^-10 */
+    while (!(m & 8u)) { m <<= 1; e--; }
+    return s | (e << 23) | ((m & 7u) << 20);
+}
+SL__INLINE uint32_t sl__e5m2fnuz_to_f32(uint8_t b) {             /* bias 16 */
+    uint32_t s = (uint32_t)(b & 0x80u) << 24, e = (b >> 2) & 0x1Fu, m = b & 3u;
+    if (b == 0x80) return 0x7FC00000u;
+    if (e) return s | ((e + 111u) << 23) | (m << 21);
+    if (!m) return s;
+    e = 112;                                                       /* subnormal: m * 2^-17 */
+    while (!(m & 4u)) { m <<= 1; e--; }
+    return s | (e << 23) | ((m & 3u) << 21);
+}
+#define SL__VIA_F32(name)                                                                      \
+    SL__INLINE uint16_t sl__##name##_to_f16(uint8_t b) {                                       \
+        return sl__f32_to_f16(sl__##name##_to_f32(b));                                        \
+    }                                                                                          \
+    SL__INLINE uint16_t sl__##name##_to_bf16(uint8_t b) {                                      \
+        return sl__f32_to_bf16(sl__##name##_to_f32(b));                                       \
+    }
+SL__VIA_F32(e8m0)
+SL__VIA_F32(e4m3fnuz)
+SL__VIA_F32(e5m2fnuz)
+#undef SL__VIA_F32
+
 SL__INLINE uint32_t sl__f64_to_f32(uint64_t x) {
     uint32_t s = (uint32_t)(x >> 32) & 0x80000000u;
     uint64_t a = x & 0x7FFFFFFFFFFFFFFFull, e = a >> 52;
@@ -4012,6 +4068,37 @@ SL__SCALAR_KERNEL(e5m2_f16, 2, 1, sl__ld8, sl__st16, sl__e5m2_to_f16)
 SL__SCALAR_KERNEL(e5m2_bf16, 2, 1, sl__ld8, sl__st16, sl__e5m2_to_bf16)
 SL__SCALAR_KERNEL(f64_f32, 4, 8, sl__ld64, sl__st32, sl__f64_to_f32)
 SL__SCALAR_KERNEL(f32_f64, 8, 4, sl__ld32, sl__st64, sl__f32_to_f64)
+#define SL__SCALAR_F8X(name)                                                                   \
+    SL__SCALAR_KERNEL(name##_f32, 4, 1, sl__ld8, sl__st32, sl__##name##_to_f32)                \
+    SL__SCALAR_KERNEL(name##_f16, 2, 1, sl__ld8, sl__st16, sl__##name##_to_f16)                \
+    SL__SCALAR_KERNEL(name##_bf16, 2, 1, sl__ld8, sl__st16, sl__##name##_to_bf16)
+SL__SCALAR_F8X(e8m0)
+SL__SCALAR_F8X(e4m3fnuz)
+SL__SCALAR_F8X(e5m2fnuz)
+#undef SL__SCALAR_F8X
+
+/* F4 kernels count in source bytes, i.e. pairs of elements (the low nibble first), so that
+   every kernel's unit is a whole number of bytes on both sides: n bytes in, 2n elements out.
+   sl__f4_to_out gives one element in the output dtype (out: 0 f16, 1 bf16, 2 f32). */
+SL__INLINE void sl__f4_st(unsigned char *d, unsigned c, int out) {
+    uint32_t v = sl__f4_to_f32(c);
+    if (out == 2) sl__st32(d, v);
+    else sl__st16(d, out ? sl__f32_to_bf16(v) : sl__f32_to_f16(v));
+}
+#define SL__SCALAR_F4(name, out, DSZ)                                                          \
+    static void sl__k_f4_##name##_scalar(void *dst, const void *src, size_t n) {               \
+        unsigned char *d = (unsigned char *)dst;                                               \
+        const unsigned char *s = (const unsigned char *)src;                                   \
+        size_t i;                                                                              \
+        for (i = 0; i < n; i++) {                                                              \
+            sl__f4_st(d + 2 * i * (DSZ), s[i] & 15u, out);                                     \
+            sl__f4_st(d + (2 * i + 1) * (DSZ), (unsigned)s[i] >> 4, out);                      \
+        }                                                                                      \
+    }
+SL__SCALAR_F4(f16, 0, 2)
+SL__SCALAR_F4(bf16, 1, 2)
+SL__SCALAR_F4(f32, 2, 4)
+#undef SL__SCALAR_F4
 
 static void sl__k_copy16(void *dst, const void *src, size_t n) { memcpy(dst, src, n * 2); }
 static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src, n * 4); }
@@ -5156,7 +5243,10 @@ SL__GEN_LOOP(sl__k_f32_f64_neon, SL__TNEON, 8, 4, 4, sl__b_f32_f64_neon, SL__ENV
 enum {
     SL__C_COPY16, SL__C_COPY32, SL__C_F32_F16, SL__C_F16_F32, SL__C_F32_BF16, SL__C_BF16_F32,
     SL__C_F16_BF16, SL__C_BF16_F16, SL__C_E4M3_F32, SL__C_E4M3_F16, SL__C_E4M3_BF16,
-    SL__C_E5M2_F32, SL__C_E5M2_F16, SL__C_E5M2_BF16, SL__C_F64_F32, SL__C_F32_F64, SL__C_COUNT
+    SL__C_E5M2_F32, SL__C_E5M2_F16, SL__C_E5M2_BF16, SL__C_F64_F32, SL__C_F32_F64,
+    SL__C_F4_F32, SL__C_F4_F16, SL__C_F4_BF16, SL__C_E8M0_F32, SL__C_E8M0_F16, SL__C_E8M0_BF16,
+    SL__C_E4M3FNUZ_F32, SL__C_E4M3FNUZ_F16, SL__C_E4M3FNUZ_BF16, SL__C_E5M2FNUZ_F32,
+    SL__C_E5M2FNUZ_F16, SL__C_E5M2FNUZ_BF16, SL__C_COUNT
 };
 
 /* Index of the (dst, src) direction in the kernel tables; -1 when unsupported. */
@@ -5195,8 +5285,27 @@ static int sl__cast_dir(safeload_dtype dst, safeload_dtype src) {
         }
     }
     case SAFELOAD_F64: return dst == SAFELOAD_F32 ? SL__C_F64_F32 : -1;
+    case SAFELOAD_F4: case SAFELOAD_F8_E8M0: case SAFELOAD_F8_E4M3FNUZ:
+    case SAFELOAD_F8_E5M2FNUZ: {         /* rows of three: to F32, F16, BF16 */
+        int row = src == SAFELOAD_F4 ? SL__C_F4_F32 : src == SAFELOAD_F8_E8M0 ? SL__C_E8M0_F32
+                : src == SAFELOAD_F8_E4M3FNUZ ? SL__C_E4M3FNUZ_F32 : SL__C_E5M2FNUZ_F32;
+        switch (dst) {
+        case SAFELOAD_F32: return row;
+        case SAFELOAD_F16: return row + 1;
+        case SAFELOAD_BF16: return row + 2;
+        default: return -1;
+        }
+    }
     default: return -1;
     }
+}
+
+/* A kernel's unit: one element, except from F4, where it is one byte (two elements). *su and
+   *du are the bytes of one unit in the source and the destination. */
+static void sl__cast_unit(safeload_dtype dst, safeload_dtype src, unsigned *su, unsigned *du) {
+    unsigned k = src == SAFELOAD_F4 ? 2u : 1u;
+    *su = src == SAFELOAD_F4 ? 1u : (unsigned)safeload_dtype_size(src);
+    *du = k * (unsigned)safeload_dtype_size(dst);
 }
 
 /* Kernel tables, one row per direction: { regular stores, non-temporal stores }. Rows must
@@ -5207,31 +5316,39 @@ typedef sl__cast_fn sl__cast_row[2];
 #define SL__ROWNT(dir, p) { sl__k_##dir##_##p, sl__k_##dir##_##p##_nt }
 /* A whole table: R is SL__ROW or SL__ROWNT, p the path, h the path that has the f32->bf16 and
    f16->bf16 kernels (AVX512_BF16 has its own two; everything else is AVX-512's), f the path
-   of the FP8 -> f16/bf16 kernels (VBMI's tables, or p's formulas). */
-#define SL__TABLE(name, copies, R, p, h, f) \
+   of the FP8 -> f16/bf16 kernels (VBMI's tables, or p's formulas), x the path of the F4,
+   E8M0 and FNUZ kernels (with RX: their rows). */
+#define SL__TABLE(name, copies, R, p, h, f, RX, x) \
 static const sl__cast_row name[SL__C_COUNT] = { \
     copies, \
     R(f32_f16, p), R(f16_f32, p), R(f32_bf16, h), R(bf16_f32, p), R(f16_bf16, h), \
     R(bf16_f16, p), R(e4m3_f32, p), R(e4m3_f16, f), R(e4m3_bf16, f), R(e5m2_f32, p), \
-    R(e5m2_f16, f), R(e5m2_bf16, f), R(f64_f32, p), R(f32_f64, p) \
+    R(e5m2_f16, f), R(e5m2_bf16, f), R(f64_f32, p), R(f32_f64, p), \
+    RX(f4_f32, x), RX(f4_f16, x), RX(f4_bf16, x), RX(e8m0_f32, x), RX(e8m0_f16, x), \
+    RX(e8m0_bf16, x), RX(e4m3fnuz_f32, x), RX(e4m3fnuz_f16, x), RX(e4m3fnuz_bf16, x), \
+    RX(e5m2fnuz_f32, x), RX(e5m2fnuz_f16, x), RX(e5m2fnuz_bf16, x) \
 };
 #define SL__COPY_PLAIN { sl__k_copy16, sl__k_copy16 }, { sl__k_copy32, sl__k_copy32 }
 #define SL__COPY_ROWS_NT(p) \
     { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
 
-SL__TABLE(sl__tab_scalar, SL__COPY_PLAIN, SL__ROW, scalar, scalar, scalar)
+SL__TABLE(sl__tab_scalar, SL__COPY_PLAIN, SL__ROW, scalar, scalar, scalar, SL__ROW, scalar)
 #if defined(SL__HAVE_SSE2)
-SL__TABLE(sl__tab_sse2, SL__COPY_ROWS_NT(sse2), SL__ROWNT, sse2, sse2, sse2)
+SL__TABLE(sl__tab_sse2, SL__COPY_ROWS_NT(sse2), SL__ROWNT, sse2, sse2, sse2, SL__ROW, scalar)
 #endif
 #if defined(SL__HAVE_AVX)
-SL__TABLE(sl__tab_avx2, SL__COPY_ROWS_NT(avx2), SL__ROWNT, avx2, avx2, avx2)
-SL__TABLE(sl__tab_avx512, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, avx512)
-SL__TABLE(sl__tab_avx512bf16, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16, avx512)
-SL__TABLE(sl__tab_avx512vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, vbmi)
-SL__TABLE(sl__tab_avx512bf16vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16, vbmi)
+SL__TABLE(sl__tab_avx2, SL__COPY_ROWS_NT(avx2), SL__ROWNT, avx2, avx2, avx2, SL__ROW, scalar)
+SL__TABLE(sl__tab_avx512, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, avx512, SL__ROW,
+          scalar)
+SL__TABLE(sl__tab_avx512bf16, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16, avx512,
+          SL__ROW, scalar)
+SL__TABLE(sl__tab_avx512vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, vbmi, SL__ROW,
+          scalar)
+SL__TABLE(sl__tab_avx512bf16vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16, vbmi,
+          SL__ROW, scalar)
 #endif
 #if defined(SL__HAVE_NEON)
-SL__TABLE(sl__tab_neon, SL__COPY_PLAIN, SL__ROW, neon, neon, neon)
+SL__TABLE(sl__tab_neon, SL__COPY_PLAIN, SL__ROW, neon, neon, neon, SL__ROW, scalar)
 #endif
 #undef SL__ROW
 #undef SL__ROWNT
@@ -5330,15 +5447,16 @@ static safeload_result sl__convert_w(unsigned w, void *dst, safeload_dtype dst_d
                                      const void *src, safeload_dtype src_dtype, size_t count,
                                      const safeload_convert_desc *desc) {
     safeload_simd simd = desc ? desc->simd : SAFELOAD_SIMD_AUTO;
-    int nt = desc ? desc->nt_stores : 0;
-    size_t dsz, ssz;
+    int nt = desc ? desc->nt_stores : 0, f4 = src_dtype == SAFELOAD_F4;
+    size_t dsz, sbytes;
     uintptr_t d, s;
     sl__cast_fn fn;
     if (sl__cast_dir(dst_dtype, src_dtype) < 0) return SAFELOAD_UNSUPPORTED_CONVERSION;
     if ((int)simd < 0 || simd >= SAFELOAD_SIMD_COUNT) return SAFELOAD_INVALID_ARGUMENT;
     dsz = safeload_dtype_size(dst_dtype);
-    ssz = safeload_dtype_size(src_dtype);
-    if (count > (size_t)-1 / SL__MAX(dsz, ssz)) return SAFELOAD_OVERFLOW;
+    sbytes = safeload_dtype_size(src_dtype);       /* 0 for F4 */
+    if (count > (size_t)-1 / SL__MAX(dsz, sbytes)) return SAFELOAD_OVERFLOW;
+    sbytes = f4 ? count / 2 + (count & 1) : count * sbytes;
     if (nt == 0) nt = count * dsz >= SL__NT_MIN_BYTES ? 1 : -1;
     fn = sl__cast_resolve_w(w, dst_dtype, src_dtype, simd, nt > 0);
     if (!fn) return SAFELOAD_UNSUPPORTED;           /* the pair is fine: the path is not here */
@@ -5346,8 +5464,18 @@ static safeload_result sl__convert_w(unsigned w, void *dst, safeload_dtype dst_d
     if (!dst || !src) return SAFELOAD_INVALID_ARGUMENT;
     d = (uintptr_t)dst;
     s = (uintptr_t)src;
-    if (d < s + count * ssz && s < d + count * dsz) return SAFELOAD_INVALID_ARGUMENT; /* overlap */
-    fn(dst, src, count);
+    if (d < s + sbytes && s < d + count * dsz) return SAFELOAD_INVALID_ARGUMENT;   /* overlap */
+    if (!f4) {
+        fn(dst, src, count);
+        return SAFELOAD_OK;
+    }
+    /* F4: whole bytes through the kernel; an odd count ends on a low nibble (the high one of
+       that byte is not read as an element) */
+    if (count > 1) fn(dst, src, count / 2);
+    if (count & 1)
+        sl__f4_st((unsigned char *)dst + (count - 1) * dsz,
+                  ((const unsigned char *)src)[count / 2] & 15u,
+                  dst_dtype == SAFELOAD_F32 ? 2 : dst_dtype == SAFELOAD_BF16 ? 1 : 0);
     return SAFELOAD_OK;
 }
 
@@ -7449,8 +7577,7 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
                              safeload_dtype_name(dt) ? safeload_dtype_name(dt) : "(unknown)");
                 goto out;
             }
-            p->ssize = (unsigned)safeload_dtype_size(t->dtype);
-            p->dsize = (unsigned)safeload_dtype_size(dt);
+            sl__cast_unit(dt, t->dtype, &p->ssize, &p->dsize);
         }
         /* the slice: whole rows of dimension 0 */
         rb = 0;

@@ -1063,21 +1063,9 @@ static void float_bits(safeload_dtype d, int *mb, int *emin) {
     case SAFELOAD_F8_E4M3FNUZ: *mb = 3; *emin = -7; break;
     case SAFELOAD_F8_E5M2FNUZ: *mb = 2; *emin = -15; break;
     case SAFELOAD_F8_E8M0: *mb = 0; *emin = -127; break;
+    case SAFELOAD_F4: *mb = 1; *emin = 0; break;
     default: *mb = 23; *emin = -126; break;                          /* F32, C64 */
     }
-}
-
-/* FP8 variants safeload_convert does not widen: exact values from the bits */
-static double fp8_value(unsigned b, safeload_dtype d) {
-    int e, m;
-    if (d == SAFELOAD_F8_E8M0) return b == 0xFF ? NAN : ldexp(1.0, (int)b - 127);
-    if (b == 0x80) return NAN;                            /* FNUZ: the one NaN, no -0 or Inf */
-    if (d == SAFELOAD_F8_E4M3FNUZ) {
-        e = (int)(b >> 3) & 15, m = (int)b & 7;
-        return (b & 0x80 ? -1 : 1) * (e ? ldexp(8 + m, e - 8 - 3) : ldexp(m, -7 - 3));
-    }
-    e = (int)(b >> 2) & 31, m = (int)b & 3;                       /* F8_E5M2FNUZ */
-    return (b & 0x80 ? -1 : 1) * (e ? ldexp(4 + m, e - 16 - 2) : ldexp(m, -15 - 2));
 }
 
 /* element i of a tensor of dtype d (as loaded: F32 where it was widened from `stored`) */
@@ -1107,9 +1095,6 @@ static void format_element(char *buf, size_t cap, const unsigned char *p, size_t
         format_real(im, sizeof im, x.f[1], mb, emin);
         snprintf(buf, cap, "%s%s%sj", re, im[0] == '-' ? "" : "+", im);
         break;
-    case SAFELOAD_F8_E8M0: case SAFELOAD_F8_E4M3FNUZ: case SAFELOAD_F8_E5M2FNUZ:
-        format_real(buf, cap, fp8_value(x.u8, d), mb, emin);
-        break;
     default: snprintf(buf, cap, "0x%02x", (unsigned)x.u8); break;
     }
 }
@@ -1127,8 +1112,8 @@ static int parse_count(const char *v, uint64_t *out) {
 }
 
 /* The first --count elements of one tensor (16 by default), loaded through the library: only
-   the rows that hold them are read, and F16, BF16 and the OCP FP8s are widened to F32 on the
-   way (exactly). Values print as the shortest decimal that reads back as the stored value. */
+   the rows that hold them are read, and F16, BF16, F4 and the FP8s are widened to F32 on the
+   way (exactly); F6 shows its packed bytes. Values print as the shortest decimal that reads back as the stored value. */
 static int cmd_show(int argc, char **argv) {
     const char *path = NULL, *name = NULL;
     uint64_t count = 16, shown, rows, k;
@@ -1139,7 +1124,7 @@ static int cmd_show(int argc, char **argv) {
     safeload_error e;
     safeload_result r;
     char shape[128], buf[96];
-    int i, ends = 0, bits;
+    int i, ends = 0, bits, packed;
     memset(&q, 0, sizeof q);
     for (i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -1186,7 +1171,8 @@ static int cmd_show(int argc, char **argv) {
         while (rows < t->shape[0] && (rows * per * (uint64_t)bits) % 8) rows++;
         if (rows < t->shape[0]) q.row_end = rows;
     }
-    if (bits % 8) shown = (shown * (uint64_t)bits + 7) / 8;       /* F4, F6: packed bytes */
+    packed = bits % 8 && !q.dtype;
+    if (packed) shown = (shown * (uint64_t)bits + 7) / 8;         /* F6: packed bytes */
     if (shown) r = safeload_load(m, &q, 1, NULL, &arena, &e);
     if (r != SAFELOAD_OK) {
         print_error(path, &e, m);
@@ -1197,12 +1183,12 @@ static int cmd_show(int argc, char **argv) {
     put_str(stdout, t->name);
     printf(": %s %s, %llu element%s", dtype_str(t->dtype), shape,
            (unsigned long long)t->numel, plural(t->numel));
-    if (bits % 8) printf(", shown as %llu packed byte%s", (unsigned long long)shown, plural(shown));
+    if (packed) printf(", shown as %llu packed byte%s", (unsigned long long)shown, plural(shown));
     else if (shown < t->numel) printf(", the first %llu", (unsigned long long)shown);
     putchar('\n');
     for (k = 0; k < shown; k++) {
         const unsigned char *p = (const unsigned char *)q.data;
-        if (bits % 8) snprintf(buf, sizeof buf, "0x%02x", (unsigned)p[k]);
+        if (packed) snprintf(buf, sizeof buf, "0x%02x", (unsigned)p[k]);
         else format_element(buf, sizeof buf, p, (size_t)k, q.dtype ? q.dtype : t->dtype, t->dtype);
         printf("%s%s", k % 8 ? " " : "  ", buf);
         if (k % 8 == 7 || k + 1 == shown) putchar('\n');

@@ -40,7 +40,18 @@ static const dir_t DIRS[] = {
     { SAFELOAD_F32, SAFELOAD_F64, "f64->f32" },   { SAFELOAD_F64, SAFELOAD_F32, "f32->f64" },
     { SAFELOAD_F32, SAFELOAD_F32, "f32 copy" },   { SAFELOAD_F16, SAFELOAD_F16, "f16 copy" },
     { SAFELOAD_BF16, SAFELOAD_BF16, "bf16 copy" },
+    { SAFELOAD_F32, SAFELOAD_F4, "f4->f32" },     { SAFELOAD_F16, SAFELOAD_F4, "f4->f16" },
+    { SAFELOAD_BF16, SAFELOAD_F4, "f4->bf16" },   { SAFELOAD_F32, SAFELOAD_F8_E8M0, "e8m0->f32" },
+    { SAFELOAD_F16, SAFELOAD_F8_E8M0, "e8m0->f16" }, { SAFELOAD_BF16, SAFELOAD_F8_E8M0, "e8m0->bf16" },
+    { SAFELOAD_F32, SAFELOAD_F8_E4M3FNUZ, "e4m3fnuz->f32" },
+    { SAFELOAD_F16, SAFELOAD_F8_E4M3FNUZ, "e4m3fnuz->f16" },
+    { SAFELOAD_BF16, SAFELOAD_F8_E4M3FNUZ, "e4m3fnuz->bf16" },
+    { SAFELOAD_F32, SAFELOAD_F8_E5M2FNUZ, "e5m2fnuz->f32" },
+    { SAFELOAD_F16, SAFELOAD_F8_E5M2FNUZ, "e5m2fnuz->f16" },
+    { SAFELOAD_BF16, SAFELOAD_F8_E5M2FNUZ, "e5m2fnuz->bf16" },
 };
+#define FIRST_NEW_DIR 17                /* DIRS[17..]: the F4, E8M0 and FNUZ sources */
+
 #define NDIRS (sizeof DIRS / sizeof DIRS[0])
 
 /* Paths under test, with CPU features masked off (g_off) to reach kernels this CPU would not
@@ -83,6 +94,7 @@ static uint64_t load_bits(const unsigned char *p, size_t sz) {
 static size_t compare(const char *what, const dir_t *d, const void *src, const void *want,
                       const void *got, size_t n) {
     size_t dz = safeload_dtype_size(d->dst), sz = safeload_dtype_size(d->src), i, bad = 0, first = 0;
+    uint64_t in;
     if (memcmp(want, got, n * dz) == 0) { tu_checks++; return 0; }
     for (i = 0; i < n; i++) {
         if (memcmp((const unsigned char *)want + i * dz, (const unsigned char *)got + i * dz, dz)) {
@@ -90,9 +102,14 @@ static size_t compare(const char *what, const dir_t *d, const void *src, const v
             bad++;
         }
     }
+    if (d->src == SAFELOAD_F4) {            /* the element's nibble */
+        in = ((const unsigned char *)src)[first / 2] >> (first % 2 * 4) & 15u;
+        sz = 1;
+    } else {
+        in = load_bits((const unsigned char *)src + first * sz, sz);
+    }
     CHECK_MSG(bad == 0, "%s %s: %zu mismatches; first at %zu: in 0x%0*llx want 0x%0*llx got 0x%0*llx",
-              what, d->name, bad, first, (int)(2 * sz),
-              (unsigned long long)load_bits((const unsigned char *)src + first * sz, sz),
+              what, d->name, bad, first, (int)(2 * sz), (unsigned long long)in,
               (int)(2 * dz), (unsigned long long)load_bits((const unsigned char *)want + first * dz, dz),
               (int)(2 * dz), (unsigned long long)load_bits((const unsigned char *)got + first * dz, dz));
     return bad;
@@ -423,6 +440,106 @@ static void test_oracle(void) {
     free(v);
 }
 
+/* F4, E8M0 and the FNUZ FP8s by value, from the formats' definitions (the F4 values listed as
+   the OCP MX spec lists them); *nan for the one NaN code. Written apart from the library's
+   bit-level decoders. */
+static double o_new_value(safeload_dtype st, unsigned code, int *nan, int *neg) {
+    static const double e2m1[8] = { 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0 };
+    int bias, mb;
+    unsigned e, m;
+    *nan = 0;
+    *neg = 0;
+    if (st == SAFELOAD_F4) { *neg = (code >> 3) & 1; return e2m1[code & 7]; }
+    if (st == SAFELOAD_F8_E8M0) {
+        if (code == 255) { *nan = 1; return 0; }
+        return ldexp(1.0, (int)code - 127);
+    }
+    if (code == 0x80) { *nan = 1; return 0; }
+    bias = st == SAFELOAD_F8_E4M3FNUZ ? 8 : 16;
+    mb = st == SAFELOAD_F8_E4M3FNUZ ? 3 : 2;
+    *neg = code >> 7;
+    e = (code & 0x7F) >> mb;
+    m = code & ((1u << mb) - 1);
+    if (e == 0) return ldexp((double)m, 1 - bias - mb);                     /* subnormal */
+    return ldexp((double)((1u << mb) + m), (int)e - bias - mb);
+}
+
+static void test_new_oracle(void) {
+    static const safeload_dtype srcs[4] = { SAFELOAD_F4, SAFELOAD_F8_E8M0, SAFELOAD_F8_E4M3FNUZ,
+                                            SAFELOAD_F8_E5M2FNUZ };
+    unsigned char in[256];
+    uint32_t o32[512];
+    uint16_t o16[512], ob[512];
+    size_t i, n;
+    int f;
+    for (i = 0; i < 256; i++) in[i] = (unsigned char)i;
+    for (f = 0; f < 4; f++) {
+        safeload_dtype st = srcs[f];
+        size_t bad = 0;
+        n = st == SAFELOAD_F4 ? 512 : 256;          /* F4: every byte, both nibbles */
+        CHECK(conv(o32, SAFELOAD_F32, in, st, n, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        CHECK(conv(o16, SAFELOAD_F16, in, st, n, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        CHECK(conv(ob, SAFELOAD_BF16, in, st, n, SAFELOAD_SIMD_SCALAR, -1) == 0);
+        for (i = 0; i < n; i++) {
+            unsigned code = st == SAFELOAD_F4 ? (unsigned)(in[i / 2] >> (i % 2 * 4)) & 15u
+                                              : (unsigned)in[i];
+            int nan, neg;
+            double v = o_new_value(st, code, &nan, &neg);
+            uint32_t w32 = nan ? 0x7FC00000u : (uint32_t)o_encode(v, neg, 24, 8);
+            uint16_t w16 = nan ? 0x7E00u : (uint16_t)o_encode(o_round(v, 11, -14), neg, 11, 5);
+            uint16_t wb = nan ? 0x7FC0u : (uint16_t)o_encode(o_round(v, 8, -126), neg, 8, 8);
+            if (o32[i] != w32 || o16[i] != w16 || ob[i] != wb) {
+                if (!bad)
+                    fprintf(stderr, "oracle %s: code 0x%02x f32 0x%08x/0x%08x f16 0x%04x/0x%04x "
+                            "bf16 0x%04x/0x%04x (oracle/scalar)\n", safeload_dtype_name(st), code,
+                            (unsigned)w32, (unsigned)o32[i], w16, o16[i], wb, ob[i]);
+                bad++;
+            }
+        }
+        CHECK_MSG(bad == 0, "oracle %s: %zu mismatches", safeload_dtype_name(st), bad);
+    }
+    /* spot values */
+    CHECK(conv(o32, SAFELOAD_F32, in, SAFELOAD_F4, 512, SAFELOAD_SIMD_SCALAR, -1) == 0);
+    CHECK_EQ_U64(o32[2 * 0x27], 0x40C00000u);          /* byte 0x27: low nibble 7 = 6.0 */
+    CHECK_EQ_U64(o32[2 * 0x27 + 1], 0x3F800000u);      /* high nibble 2 = 1.0 */
+    CHECK_EQ_U64(o32[2 * 0x90 + 1], 0xBF000000u);      /* byte 0x90: high nibble 9 = -0.5 */
+    CHECK_EQ_U64(o32[2 * 0x08], 0x80000000u);          /* code 8 = -0 */
+    CHECK(conv(o16, SAFELOAD_F16, in, SAFELOAD_F4, 512, SAFELOAD_SIMD_SCALAR, -1) == 0);
+    CHECK_EQ_U64(o16[2 * 0x0F], 0xC600u);               /* -6 */
+    CHECK(conv(o32, SAFELOAD_F32, in, SAFELOAD_F8_E8M0, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+    CHECK_EQ_U64(o32[127], 0x3F800000u);                /* 1 */
+    CHECK_EQ_U64(o32[0], 0x00400000u);                  /* 2^-127, an f32 subnormal */
+    CHECK_EQ_U64(o32[254], 0x7F000000u);                /* 2^127 */
+    CHECK_EQ_U64(o32[255], 0x7FC00000u);                /* NaN */
+    CHECK(conv(o16, SAFELOAD_F16, in, SAFELOAD_F8_E8M0, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+    CHECK_EQ_U64(o16[142], 0x7800u);                    /* 2^15, the largest that fits */
+    CHECK_EQ_U64(o16[143], 0x7C00u);                    /* 2^16 overflows to +Inf */
+    CHECK_EQ_U64(o16[113], 0x0400u);                    /* 2^-14, the smallest normal */
+    CHECK_EQ_U64(o16[112], 0x0200u);                    /* 2^-15: subnormal */
+    CHECK_EQ_U64(o16[103], 0x0001u);                    /* 2^-24, the smallest subnormal */
+    CHECK_EQ_U64(o16[102], 0x0000u);                    /* 2^-25: the tie rounds to even, 0 */
+    CHECK_EQ_U64(o16[0], 0x0000u);
+    CHECK_EQ_U64(o16[255], 0x7E00u);
+    CHECK(conv(ob, SAFELOAD_BF16, in, SAFELOAD_F8_E8M0, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+    CHECK_EQ_U64(ob[0], 0x0040u);                       /* 2^-127 exact in bf16 */
+    CHECK_EQ_U64(ob[255], 0x7FC0u);
+    CHECK(conv(o32, SAFELOAD_F32, in, SAFELOAD_F8_E4M3FNUZ, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+    CHECK_EQ_U64(o32[0x7F], 0x43700000u);               /* 240 */
+    CHECK_EQ_U64(o32[0xFF], 0xC3700000u);               /* -240: a number, not a NaN */
+    CHECK_EQ_U64(o32[0x01], 0x3A800000u);               /* 2^-10 */
+    CHECK_EQ_U64(o32[0x40], 0x3F800000u);               /* 1 */
+    CHECK_EQ_U64(o32[0x80], 0x7FC00000u);               /* the NaN */
+    CHECK(conv(o32, SAFELOAD_F32, in, SAFELOAD_F8_E5M2FNUZ, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+    CHECK_EQ_U64(o32[0x7F], 0x47600000u);               /* 57344 */
+    CHECK_EQ_U64(o32[0x7C], 0x47000000u);               /* 32768: no Inf */
+    CHECK_EQ_U64(o32[0x01], 0x37000000u);               /* 2^-17 */
+    CHECK_EQ_U64(o32[0x40], 0x3F800000u);               /* 1 */
+    CHECK_EQ_U64(o32[0x80], 0x7FC00000u);
+    CHECK(conv(o16, SAFELOAD_F16, in, SAFELOAD_F8_E5M2FNUZ, 256, SAFELOAD_SIMD_SCALAR, -1) == 0);
+    CHECK_EQ_U64(o16[0x01], 0x0080u);                   /* 2^-17: an f16 subnormal, exact */
+    CHECK_EQ_U64(o16[0x80], 0x7E00u);
+}
+
 /* ------------------------------------------------------------------------------------------
    SIMD paths vs scalar
    ------------------------------------------------------------------------------------------ */
@@ -461,6 +578,12 @@ static void test_f8(const char *what) {
     all_paths_vs_scalar(what, SAFELOAD_F32, SAFELOAD_F8_E5M2, in, sizeof in);
     all_paths_vs_scalar(what, SAFELOAD_F16, SAFELOAD_F8_E5M2, in, sizeof in);
     all_paths_vs_scalar(what, SAFELOAD_BF16, SAFELOAD_F8_E5M2, in, sizeof in);
+    {   /* F4, E8M0, FNUZ: every byte, then random (F4: every pair of nibbles, then random) */
+        size_t d;
+        for (d = FIRST_NEW_DIR; d < NDIRS; d++)
+            all_paths_vs_scalar(what, DIRS[d].dst, DIRS[d].src, in,
+                                DIRS[d].src == SAFELOAD_F4 ? 2 * sizeof in : sizeof in);
+    }
 }
 
 static uint32_t *g_f32set;
@@ -547,7 +670,7 @@ static void test_random_sets(const char *what) {
 
 /* Odd lengths 0..130 at misaligned src/dst, guard bytes around dst. */
 static void test_lengths(void) {
-    enum { MAXN = 130, GUARD = 64 };
+    enum { MAXN = 300, GUARD = 64 };
     static const size_t soffs[] = { 0, 1, 3 }, doffs[] = { 0, 1, 2, 6, 62 };
     unsigned char src[MAXN * 8 + 16], want[MAXN * 8 + 16], buf[MAXN * 8 + 2 * GUARD + 128];
     size_t di, n, a, b, i;
@@ -557,7 +680,8 @@ static void test_lengths(void) {
         const dir_t *d = &DIRS[di];
         size_t dz = safeload_dtype_size(d->dst), bad = 0;
         for (a = 0; a < sizeof soffs / sizeof soffs[0]; a++) {
-            for (n = 0; n <= MAXN; n++) {
+            /* every length to 300 for the new sources, to 130 for the others (as before) */
+            for (n = 0; n <= (di >= FIRST_NEW_DIR ? (size_t)MAXN : 130); n++) {
                 CHECK(conv(want, d->dst, src + soffs[a], d->src, n, SAFELOAD_SIMD_SCALAR, -1) == 0);
                 for (p = 0; p < g_npaths; p++) {
                     for (t = -1; t <= 1; t += 2) {
@@ -601,6 +725,8 @@ static int expect_supported(safeload_dtype dst, safeload_dtype src) {
     if (f && t) return 1;
     if ((src == SAFELOAD_F8_E4M3 || src == SAFELOAD_F8_E5M2) && t) return 1;
     if ((src == SAFELOAD_F64 && dst == SAFELOAD_F32) || (src == SAFELOAD_F32 && dst == SAFELOAD_F64)) return 1;
+    if ((src == SAFELOAD_F4 || src == SAFELOAD_F8_E8M0 || src == SAFELOAD_F8_E4M3FNUZ ||
+         src == SAFELOAD_F8_E5M2FNUZ) && t) return 1;
     return 0;
 }
 
@@ -625,6 +751,25 @@ static void test_api(void) {
     CHECK(safeload_convert(b, SAFELOAD_F32, a, SAFELOAD_F8_E4M3, (size_t)-1 / 4 + 1) == SAFELOAD_OVERFLOW);
     CHECK(safeload_convert(b, SAFELOAD_F32, a, SAFELOAD_F64, (size_t)-1 / 8 + 1) == SAFELOAD_OVERFLOW);
     CHECK(safeload_convert(b, SAFELOAD_F16, a, SAFELOAD_F16, (size_t)-1) == SAFELOAD_OVERFLOW);
+    CHECK(safeload_convert(b, SAFELOAD_F32, a, SAFELOAD_F4, (size_t)-1 / 4 + 1) == SAFELOAD_OVERFLOW);
+    CHECK(safeload_convert(b, SAFELOAD_F16, a, SAFELOAD_F4, (size_t)-1 / 2 + 1) == SAFELOAD_OVERFLOW);
+    CHECK(safeload_convert(b, SAFELOAD_BF16, a, SAFELOAD_F8_E8M0, (size_t)-1 / 2 + 1) == SAFELOAD_OVERFLOW);
+    /* F4 reads ceil(count / 2) bytes: 16 elements end where dst begins, 17 overlap it; no cast
+       works in place (dst and src must not overlap) */
+    CHECK(safeload_convert(a + 8, SAFELOAD_F16, a, SAFELOAD_F4, 16) == SAFELOAD_OK);
+    CHECK(safeload_convert(a + 8, SAFELOAD_F16, a, SAFELOAD_F4, 17) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_convert(a, SAFELOAD_F16, a + 8, SAFELOAD_F4, 1) == SAFELOAD_OK);
+    CHECK(safeload_convert(a + 7, SAFELOAD_F16, a + 8, SAFELOAD_F4, 1) == SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_convert(a, SAFELOAD_F32, a, SAFELOAD_F8_E4M3FNUZ, 4) == SAFELOAD_INVALID_ARGUMENT);
+    {   /* an odd count converts the low nibble of the last byte and nothing past it */
+        unsigned char in4[2] = { 0x21, 0x73 };
+        uint32_t o4[4] = { 0, 0, 0, 0xDEADBEEFu };
+        CHECK(safeload_convert(o4, SAFELOAD_F32, in4, SAFELOAD_F4, 3) == SAFELOAD_OK);
+        CHECK(o4[0] == 0x3F000000u && o4[1] == 0x3F800000u && o4[2] == 0x3FC00000u &&
+              o4[3] == 0xDEADBEEFu);
+        CHECK(safeload_convert(o4, SAFELOAD_F32, in4, SAFELOAD_F4, 1) == SAFELOAD_OK);
+        CHECK(o4[0] == 0x3F000000u && o4[1] == 0x3F800000u);
+    }
     /* NULL, count 0, overlap, bad desc */
     CHECK(safeload_convert(NULL, SAFELOAD_F16, a, SAFELOAD_F32, 1) == SAFELOAD_INVALID_ARGUMENT);
     CHECK(safeload_convert(b, SAFELOAD_F16, NULL, SAFELOAD_F32, 1) == SAFELOAD_INVALID_ARGUMENT);
@@ -713,6 +858,7 @@ int main(void) {
 
     test_api();
     test_oracle();
+    test_new_oracle();
     make_random_sets();
     make_run_set();
     test_16bit_inputs("all 2^16");

@@ -498,7 +498,7 @@ for a in "b|BOOL [3], 3 elements|false true true" "i8|I8 [2], 2 elements|-128 12
          "i64|I64 [1], 1 element|-1" "u64|U64 [1], 1 element|18446744073709551615" \
          "c|C64 [1], 1 element|1.5-2j" "e8|F8_E8M0 [4], 4 elements|6e-39 1 2e+38 nan" \
          "n4|F8_E4M3FNUZ [4], 4 elements|0 nan 240 -240" "n5|F8_E5M2FNUZ [4], 4 elements|0 nan 60000 -60000" \
-         "f4|F4 [2, 2], 4 elements, shown as 2 packed bytes|0x21 0x43" \
+         "f4|F4 [2, 2], 4 elements|0.5 1 1.5 2" \
          "f6|F6_E2M3 [4], 4 elements, shown as 3 packed bytes|0x65 0x87 0x2d" \
          "e5|F8_E5M2 [3], 3 elements|nan 2e-05 -inf" \
          "h|F16 [6], 6 elements|inf 6e-08 -65500 -0 nan 0.3333" "bf|BF16 [3], 3 elements|-nan -4300000000 0.00977" \
@@ -508,8 +508,18 @@ for a in "b|BOOL [3], 3 elements|false true true" "i8|I8 [2], 2 elements|-128 12
     check "show $n" "0 $n: ${r%%|*}
   ${r#*|}" "$rc $out"
 done
-run $RUNNER "$CLI" show "$T/dt.safetensors" f4 --count 1; check "show F4, one row" "0 f4: F4 [2, 2], 4 elements, shown as 1 packed byte
-  0x21" "$rc $out"
+run $RUNNER "$CLI" show "$T/dt.safetensors" f4 --count 1; check "show F4, one row" "0 f4: F4 [2, 2], 4 elements, the first 1
+  0.5" "$rc $out"
+# convert widens F4, E8M0 and the FNUZ FP8s too (F6 stays as stored), to the same values
+run $RUNNER "$CLI" convert "$T/dt.safetensors" "$T/dt32.safetensors" --dtype f32
+check "convert every dtype to f32" "0 wrote $T/dt32.safetensors: 19 tensors, 188 bytes of data (8 cast to F32, 11 as stored)" "$rc $out"
+for a in "e8|5.877472e-39 1 1.7014118e+38 nan" "n4|0 nan 240 -240" "n5|0 nan 57344 -57344" "f4|0.5 1 1.5 2"; do
+    n=${a%%|*}
+    run $RUNNER "$CLI" show "$T/dt32.safetensors" "$n" --count all
+    check "convert $n to f32" "0 ${a#*|}" "$rc $(printf '%s\n' "$out" | tail -n 1 | sed 's/^ *//')"
+done
+run $RUNNER "$CLI" show "$T/dt.safetensors" f6 --count 1; check "show F6, packed" "0 f6: F6_E2M3 [4], 4 elements, shown as 1 packed byte
+  0x65" "$rc $out"
 # only the rows that hold the values are read: the same values as from the whole tensor
 run $RUNNER "$CLI" show "$T/s.safetensors" model.embed_tokens.weight --count all; all=$(printf '%s\n' "$out" | tail -n +2 | tr -s ' \n' '  ')
 run $RUNNER "$CLI" show "$T/s.safetensors" model.embed_tokens.weight --count 40

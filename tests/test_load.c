@@ -173,7 +173,7 @@ static void tl_add(tl_model *m, const char *name, safeload_dtype dt, uint64_t ro
     t->rank = 2;
     t->shape[0] = rows;
     t->shape[1] = cols;
-    t->nbytes = rows * cols * safeload_dtype_size(dt);
+    t->nbytes = rows * cols * safeload_dtype_bits(dt) / 8;      /* F4: cols must be even */
     t->data = (unsigned char *)malloc(t->nbytes ? t->nbytes : 1);
     tl_fill(t->data, t->nbytes, dt);
 }
@@ -506,6 +506,97 @@ static void test_cast_on_load(const tl_model *m, const char *path) {
             safeload_loaded_free(l);
         }
     safeload_model_close(mod);
+}
+
+/* The dequantizing sources (F4, E8M0, the FNUZ FP8s) cast on load to F32, F16 and BF16, whole
+   and as row slices (an F4 kernel unit is one byte: chunks and staging pieces split between
+   bytes), against safeload_convert on the scalar path; any threads, I/O mode, staging size. */
+static void test_new_sources_on_load(void) {
+    static const safeload_dtype outs[3] = {SAFELOAD_F32, SAFELOAD_F16, SAFELOAD_BF16};
+    static const safeload_io ios[3] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP, SAFELOAD_IO_DIRECT};
+    tl_model m;
+    char path[400];
+    safeload_model *mod;
+    safeload_error e;
+    safeload_convert_desc cd;
+    int o, th, io, bad = 0;
+    size_t k;
+    memset(&m, 0, sizeof m);
+    memset(&cd, 0, sizeof cd);
+    cd.simd = SAFELOAD_SIMD_SCALAR;
+    tl_add(&m, "f4.big", SAFELOAD_F4, 1027, 4096);                 /* 2 MiB: several chunks */
+    tl_add(&m, "f4.small", SAFELOAD_F4, 3, 6);
+    tl_add(&m, "e8m0", SAFELOAD_F8_E8M0, 33, 32);
+    tl_add(&m, "fnuz4", SAFELOAD_F8_E4M3FNUZ, 257, 129);
+    tl_add(&m, "fnuz5", SAFELOAD_F8_E5M2FNUZ, 65, 1000);
+    tl_path(path, sizeof path, "newsrc.safetensors");
+    CHECK(tl_save(&m, 0, m.n, path));
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    for (o = 0; o < 3; o++)
+        for (th = 1; th <= 3; th += 2)
+            for (io = 0; io < 3; io++) {
+                safeload_loaded *l;
+                safeload_load_desc d;
+                memset(&d, 0, sizeof d);
+                d.threads = th;
+                d.io = ios[io];
+                d.staging_size = th == 3 ? 4096 : 0;
+                d.chunk_size = io == 1 ? 12288 : 0;
+                if (safeload_load_all(mod, outs[o], &d, &l, &e) != SAFELOAD_OK) {
+                    CHECK_MSG(0, "%s", e.message);
+                    continue;
+                }
+                for (k = 0; k < l->count; k++) {
+                    const tl_tensor *t = tl_get(&m, l->tensors[k].name);
+                    uint64_t cnt = t->shape[0] * t->shape[1], dz = safeload_dtype_size(outs[o]);
+                    unsigned char *want = (unsigned char *)malloc(cnt * dz + 1);
+                    if (safeload_convert_ex(want, outs[o], t->data, t->dtype, (size_t)cnt, &cd) !=
+                            SAFELOAD_OK || l->tensors[k].nbytes != cnt * dz ||
+                        memcmp(l->tensors[k].data, want, cnt * dz) != 0) {
+                        if (!bad) fprintf(stderr, "  %s to %s: wrong bits\n", t->name,
+                                          safeload_dtype_name(outs[o]));
+                        bad++;
+                    }
+                    free(want);
+                }
+                safeload_loaded_free(l);
+            }
+    CHECK_MSG(bad == 0, "%d tensors cast wrong on load", bad);
+    {   /* rows [5, 700) of the big F4 tensor to F16 in a caller buffer with guard bytes, and a
+           destination one byte short */
+        const tl_tensor *t = tl_get(&m, "f4.big");
+        uint64_t cnt = 695 * 4096, i;
+        unsigned char *want = (unsigned char *)malloc(cnt * 2);
+        unsigned char *buf = (unsigned char *)malloc(cnt * 2 + 64);
+        safeload_request rq;
+        memset(buf, 0xA5, cnt * 2 + 64);
+        CHECK(safeload_convert_ex(want, SAFELOAD_F16, t->data + 5 * 2048, SAFELOAD_F4,
+                                  (size_t)cnt, &cd) == SAFELOAD_OK);
+        memset(&rq, 0, sizeof rq);
+        rq.name = "f4.big"; rq.dtype = SAFELOAD_F16; rq.row_begin = 5; rq.row_end = 700;
+        rq.dst = buf + 32; rq.dst_size = cnt * 2 - 1;
+        CHECK(safeload_load(mod, &rq, 1, NULL, NULL, &e) == SAFELOAD_BUFFER_TOO_SMALL);
+        rq.dst_size = cnt * 2;
+        CHECK_MSG(safeload_load(mod, &rq, 1, NULL, NULL, &e) == SAFELOAD_OK, "%s", e.message);
+        CHECK(rq.nbytes == cnt * 2 && memcmp(buf + 32, want, cnt * 2) == 0);
+        for (i = 0; i < 32; i++) CHECK(buf[i] == 0xA5 && buf[32 + cnt * 2 + i] == 0xA5);
+        free(want);
+        free(buf);
+    }
+    {   /* F4 [3, 6]: one row is 3 bytes, 6 elements; rows [1, 2) to F32 */
+        const tl_tensor *t = tl_get(&m, "f4.small");
+        float out[6];
+        uint32_t want[6];
+        safeload_request rq;
+        CHECK(safeload_convert_ex(want, SAFELOAD_F32, t->data + 3, SAFELOAD_F4, 6, &cd) == 0);
+        memset(&rq, 0, sizeof rq);
+        rq.name = "f4.small"; rq.dtype = SAFELOAD_F32; rq.row_begin = 1; rq.row_end = 2;
+        rq.dst = out; rq.dst_size = sizeof out;
+        CHECK(safeload_load(mod, &rq, 1, NULL, NULL, &e) == SAFELOAD_OK);
+        CHECK(rq.nbytes == 24 && memcmp(out, want, 24) == 0);
+    }
+    safeload_model_close(mod);
+    tl_free_model(&m);
 }
 
 /* The same checkpoint from memory and through a reader that returns short reads. */
@@ -2642,6 +2733,7 @@ int main(void) {
     test_caller_dst_and_slices(&m, path);
     test_overlap(&m, path);
     test_cast_on_load(&m, path);
+    test_new_sources_on_load();
     test_sources(&m, path);
     test_io_faults(&m, path);
     test_huge_tensor();
