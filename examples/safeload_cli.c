@@ -21,9 +21,11 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(_WIN32)
 #  include <windows.h>
@@ -34,8 +36,9 @@ static double now_seconds(void) {
     return (double)c.QuadPart / (double)f.QuadPart;
 }
 #else
+#  include <fcntl.h>
 #  include <sys/stat.h>
-#  include <time.h>
+#  include <unistd.h>
 static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -699,10 +702,13 @@ static int same_word(const char *s, const char *word) {
     return *s == 0 && *word == 0;
 }
 
+/* the common spellings (PyTorch's, NumPy's, the safetensors names), in any case */
 static int parse_dtype(const char *s, safeload_dtype *out) {
-    if (same_word(s, "f32")) *out = SAFELOAD_F32;
-    else if (same_word(s, "f16")) *out = SAFELOAD_F16;
-    else if (same_word(s, "bf16")) *out = SAFELOAD_BF16;
+    if (same_word(s, "f32") || same_word(s, "fp32") || same_word(s, "float32") ||
+        same_word(s, "float")) *out = SAFELOAD_F32;
+    else if (same_word(s, "f16") || same_word(s, "fp16") || same_word(s, "float16") ||
+             same_word(s, "half")) *out = SAFELOAD_F16;
+    else if (same_word(s, "bf16") || same_word(s, "bfloat16")) *out = SAFELOAD_BF16;
     else return 0;
     return 1;
 }
@@ -809,25 +815,636 @@ static int cmd_load(int argc, char **argv) {
 
 /* ---- convert ---- */
 
-/* Every tensor of the model into one file at OUT (written atomically, so OUT may be PATH):
-   cast to --dtype where a cast exists, else as stored. The metadata is the first file's (the
-   checkpoint's own, or the first shard's: an index's metadata describes the shards). */
+/* convert streams. The output's header follows from the source's (names, shapes, the target
+   dtype), so each file gets its header first and then its data in the header's order, a batch
+   of tensors at a time loaded (and cast) into one buffer and written out: memory is that
+   buffer (CV_WINDOW, or the shard size where smaller, or the largest tensor where larger), not
+   the model. Every file is written to a temporary beside it and renamed into place only once
+   the whole set is written; a failure or a signal removes what was written. The bytes are the
+   library writer's (safeload_save): tensors by dtype (descending) then name, compact JSON,
+   __metadata__ first with its keys sorted, padded with spaces to a multiple of 8. */
+#define CV_WINDOW ((uint64_t)64 << 20)
+#define CV_MAX_HEADER 100000000u
+#define CV_FILLING ((size_t)-1)
+
+#if defined(_WIN32)
+typedef HANDLE cv_fd;
+#  define CV_NO_FD INVALID_HANDLE_VALUE
+#  define CV_ENOMEM 8       /* ERROR_NOT_ENOUGH_MEMORY */
+#  define CV_EEXIST 80      /* ERROR_FILE_EXISTS */
+#else
+typedef int cv_fd;
+#  define CV_NO_FD (-1)
+#  define CV_ENOMEM ENOMEM
+#  define CV_EEXIST EEXIST
+#endif
+
+/* One output file. state says what a signal handler removes: 1 the temporary, 2 the file
+   renamed into place (a set being renamed when a later rename failed). */
+typedef struct cv_file {
+    char *tmp, *final;
+#if defined(_WIN32)
+    wchar_t *wtmp, *wfinal;
+#endif
+    cv_fd fd;
+    volatile sig_atomic_t state;
+} cv_file;
+
+/* The tool's only global state: a signal handler has no other way to the files it removes.
+   cv_files is set before cv_count counts an entry of it; cv_made is the folder convert made. */
+static cv_file *volatile cv_files;
+static volatile sig_atomic_t cv_count;
+#if defined(_WIN32)
+static wchar_t *volatile cv_made;
+#else
+static char *volatile cv_made;
+#endif
+
+/* unlink/DeleteFileW and rmdir only: async-signal-safe (a temporary on Windows is opened with
+   FILE_SHARE_DELETE, so it goes when the process ends) */
+static void cv_remove_all(void) {
+    cv_file *fs = cv_files;
+    sig_atomic_t i, n = cv_count;
+    for (i = 0; fs && i < n; i++) {
+#if defined(_WIN32)
+        if (fs[i].state == 1) DeleteFileW(fs[i].wtmp);
+        else if (fs[i].state == 2) DeleteFileW(fs[i].wfinal);
+#else
+        if (fs[i].state == 1) unlink(fs[i].tmp);
+        else if (fs[i].state == 2) unlink(fs[i].final);
+#endif
+    }
+#if defined(_WIN32)
+    if (cv_made) RemoveDirectoryW(cv_made);
+#else
+    if (cv_made) rmdir(cv_made);
+#endif
+}
+
+static void cv_on_signal(int sig) {
+    cv_remove_all();
+    signal(sig, SIG_DFL);
+    raise(sig);                 /* blocked until the handler returns, then the default action */
+}
+
+/* SIGINT, SIGTERM, SIGHUP (POSIX; SIGINT and SIGTERM on Windows). A signal the tool was started
+   ignoring (nohup) stays ignored. */
+static void cv_catch_signals(void) {
+#if defined(_WIN32)
+    signal(SIGINT, cv_on_signal);
+    signal(SIGTERM, cv_on_signal);
+#else
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old;
+    int i;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cv_on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < 3; i++) sigaddset(&sa.sa_mask, sigs[i]);
+    for (i = 0; i < 3; i++)
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+#endif
+}
+
+/* Holds the signals back while the set is renamed into place (the tool is single-threaded
+   then: the pool is gone), so a set is either all there or all gone. */
+static void cv_block(int block) {
+#if !defined(_WIN32)
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &s, NULL);
+#else
+    (void)block;
+#endif
+}
+
+/* Test hook: SAFELOAD_CONVERT_TEST_SIGNAL=POINT:SIGNO raises SIGNO at POINT (open: OUT is
+   checked, nothing read; data: the first batch is written; between: the first file is
+   written; index: half the index is written; rename: the first file is renamed into place). */
+static void cv_test_point(const char *point) {
+    const char *v = getenv("SAFELOAD_CONVERT_TEST_SIGNAL");
+    size_t n = strlen(point);
+    if (v && strncmp(v, point, n) == 0 && v[n] == ':') raise(atoi(v + n + 1));
+}
+
+static int cv_errno(void) {
+#if defined(_WIN32)
+    return (int)GetLastError();
+#else
+    return errno;
+#endif
+}
+
+static const char *cv_why(int why) {
+#if defined(_WIN32)
+    return why == 5 ? "access denied" : why == 3 ? "the folder does not exist" :
+           why == 112 ? "the disk is full" : why == 8 ? "out of memory" : "error";
+#else
+    return strerror(why);
+#endif
+}
+
+/* error: FILE: IO_ERROR: WHAT: why (error N); returns 2 */
+static int cv_io_error(const char *file, const char *what, int why) {
+    fprintf(stderr, "error: ");
+    put_str(stderr, file);
+    fprintf(stderr, ": IO_ERROR: %s: %s (error %d)\n", what, cv_why(why), why);
+    fflush(stderr);
+    return 2;
+}
+
+#if defined(_WIN32)
+static wchar_t *cv_widen(const char *p) {
+    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, p, -1, NULL, 0);
+    wchar_t *w = n > 0 ? (wchar_t *)malloc((size_t)n * sizeof *w) : NULL;
+    if (w && !MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, p, -1, w, n)) { free(w); w = NULL; }
+    return w;
+}
+#endif
+
+static char *cv_join(const char *dir, const char *name) {
+    size_t a = strlen(dir), b = strlen(name);
+    char *s = (char *)malloc(a + b + 2);
+    if (!s) return NULL;
+    memcpy(s, dir, a);
+    s[a] = '/';
+    memcpy(s + a + 1, name, b + 1);
+    return s;
+}
+
+static size_t cv_dir_len(const char *p) {          /* up to and with the last separator */
+    size_t n = strlen(p);
+    while (n > 0 && p[n - 1] != '/'
+#if defined(_WIN32)
+           && p[n - 1] != '\\'
+#endif
+           ) n--;
+    return n;
+}
+
+/* A new temporary for f beside `beside`: its name + ".tmp-" + 12 random characters, or where
+   that name would be too long for a file system (255), ".tmp-" + 12 in the same folder.
+   f->state is 1 from just before the create (a signal then removes at most a name that does
+   not exist yet). 0, or the error. */
+static int cv_create(cv_file *f, const char *beside, uint64_t *seed) {
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuv";
+    size_t n = strlen(beside), dir = cv_dir_len(beside), at, i;
+    int k, why = 0;
+    char *tmp = (char *)malloc(n + 18);
+    if (!tmp) return CV_ENOMEM;
+    at = n - dir + 17 > 255 ? dir : n;
+    memcpy(tmp, beside, at);
+    memcpy(tmp + at, ".tmp-", 5);
+    tmp[at + 17] = 0;
+    for (k = 0; k < 64; k++) {
+        uint64_t x;
+        *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        x = *seed >> 4;
+        for (i = 0; i < 12; i++) { tmp[at + 5 + i] = digits[x & 31]; x >>= 5; }
+        f->tmp = tmp;
+#if defined(_WIN32)
+        free(f->wtmp);
+        f->wtmp = cv_widen(tmp);
+        if (!f->wtmp) { why = 1113; break; }     /* no memory, or a path that is not UTF-8 */
+        f->state = 1;
+        f->fd = CreateFileW(f->wtmp, GENERIC_WRITE, FILE_SHARE_DELETE, NULL, CREATE_NEW,
+                            FILE_ATTRIBUTE_NORMAL, NULL);
+        if (f->fd != CV_NO_FD) return 0;
+        why = cv_errno();
+        f->state = 0;
+        if (why != CV_EEXIST) break;
+#else
+        f->state = 1;
+        do f->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        while (f->fd < 0 && errno == EINTR);
+        if (f->fd >= 0) return 0;
+        why = errno;
+        f->state = 0;
+        if (why != EEXIST) break;
+#endif
+    }
+    return why ? why : CV_EEXIST;
+}
+
+static int cv_write(cv_file *f, const void *data, uint64_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    while (n) {
+        size_t chunk = n > ((uint64_t)1 << 30) ? (size_t)1 << 30 : (size_t)n;
+#if defined(_WIN32)
+        DWORD put = 0;
+        if (!WriteFile(f->fd, p, (DWORD)chunk, &put, NULL) || put == 0) return 0;
+#else
+        ssize_t put = write(f->fd, p, chunk);
+        if (put < 0 && errno == EINTR) continue;
+        if (put == 0) errno = EIO;
+        if (put <= 0) return 0;
+#endif
+        p += put;
+        n -= (uint64_t)put;
+    }
+    return 1;
+}
+
+/* flushed to the disk and closed: 0, or the error */
+static int cv_finish(cv_file *f) {
+    int why = 0;
+#if defined(_WIN32)
+    if (!FlushFileBuffers(f->fd)) why = cv_errno();
+    if (!CloseHandle(f->fd) && !why) why = cv_errno();
+#else
+    int rc;
+    while ((rc = fsync(f->fd)) != 0 && errno == EINTR) {}
+    if (rc != 0 && errno != EINVAL) why = errno;          /* EINVAL: cannot sync, wrote fine */
+    if (close(f->fd) != 0 && !why) why = errno;
+#endif
+    f->fd = CV_NO_FD;
+    return why;
+}
+
+static void cv_close(cv_file *f) {
+    if (f->fd == CV_NO_FD) return;
+#if defined(_WIN32)
+    CloseHandle(f->fd);
+#else
+    close(f->fd);
+#endif
+    f->fd = CV_NO_FD;
+}
+
+static int cv_rename(cv_file *f) {
+#if defined(_WIN32)
+    if (!f->wfinal) f->wfinal = cv_widen(f->final);
+    if (!f->wfinal) return 1113;
+    if (!MoveFileExW(f->wtmp, f->wfinal, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+        return cv_errno();
+#else
+    if (rename(f->tmp, f->final) != 0) return errno;
+#endif
+    f->state = 2;
+    return 0;
+}
+
+/* ---- the bytes: a growing buffer, JSON strings as serde_json and as Python write them ---- */
+
+typedef struct cv_buf { char *p; size_t n, cap; int oom; } cv_buf;
+
+static void cv_put(cv_buf *b, const void *s, size_t n) {
+    if (b->oom) return;
+    if (b->cap - b->n < n) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *p;
+        while (cap - b->n < n) {
+            if (cap > (size_t)-1 / 2) { b->oom = 1; return; }
+            cap *= 2;
+        }
+        p = (char *)realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+static void cv_puts(cv_buf *b, const char *s) { cv_put(b, s, strlen(s)); }
+static void cv_put_u64(cv_buf *b, uint64_t v) {
+    char t[24];
+    cv_put(b, t, (size_t)snprintf(t, sizeof t, "%llu", (unsigned long long)v));
+}
+
+/* as the reference writer (serde_json): \" \\ \b \f \n \r \t, other controls \u00xx, all
+   else raw */
+static void cv_put_json(cv_buf *b, const char *s, size_t n) {
+    size_t i;
+    char u[8];
+    cv_put(b, "\"", 1);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"') cv_put(b, "\\\"", 2);
+        else if (c == '\\') cv_put(b, "\\\\", 2);
+        else if (c == '\b') cv_put(b, "\\b", 2);
+        else if (c == '\f') cv_put(b, "\\f", 2);
+        else if (c == '\n') cv_put(b, "\\n", 2);
+        else if (c == '\r') cv_put(b, "\\r", 2);
+        else if (c == '\t') cv_put(b, "\\t", 2);
+        else if (c < 0x20) { snprintf(u, sizeof u, "\\u%04x", c); cv_put(b, u, 6); }
+        else cv_put(b, s + i, 1);
+    }
+    cv_put(b, "\"", 1);
+}
+
+/* as Python's json.dumps (ensure_ascii, what transformers writes the index with): the short
+   escapes, every other character outside ' '..'~' as \uxxxx (UTF-16 surrogate pairs past
+   U+FFFF). s is well-formed UTF-8 (a name the parser accepted). */
+static void cv_put_json_ascii(cv_buf *b, const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, k;
+    char u[16];
+    cv_put(b, "\"", 1);
+    while (i < n) {
+        unsigned long c = p[i];
+        k = utf8_len(p + i, n - i);
+        if (c >= 0x80 && k == 0) k = 1;                  /* not reached: names are UTF-8 */
+        if (c < 0x80) k = 1;
+        else if (k == 2) c = (c & 0x1F) << 6 | (p[i + 1] & 0x3F);
+        else if (k == 3) c = (c & 0x0F) << 12 | (unsigned long)(p[i + 1] & 0x3F) << 6 | (p[i + 2] & 0x3F);
+        else if (k == 4) c = (c & 0x07) << 18 | (unsigned long)(p[i + 1] & 0x3F) << 12 |
+                             (unsigned long)(p[i + 2] & 0x3F) << 6 | (p[i + 3] & 0x3F);
+        i += k;
+        if (c == '"') cv_puts(b, "\\\"");
+        else if (c == '\\') cv_puts(b, "\\\\");
+        else if (c == '\n') cv_puts(b, "\\n");
+        else if (c == '\r') cv_puts(b, "\\r");
+        else if (c == '\t') cv_puts(b, "\\t");
+        else if (c == '\b') cv_puts(b, "\\b");
+        else if (c == '\f') cv_puts(b, "\\f");
+        else if (c >= 0x20 && c < 0x7F) { char ch = (char)c; cv_put(b, &ch, 1); }
+        else if (c < 0x10000) { snprintf(u, sizeof u, "\\u%04lx", c); cv_puts(b, u); }
+        else {
+            c -= 0x10000;
+            snprintf(u, sizeof u, "\\u%04lx\\u%04lx", 0xD800 + (c >> 10), 0xDC00 + (c & 0x3FF));
+            cv_puts(b, u);
+        }
+    }
+    cv_put(b, "\"", 1);
+}
+
+static int cv_name_cmp(const char *a, size_t an, const char *b, size_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an < bn ? -1 : an > bn);
+}
+
+/* ---- the plan: which tensor goes to which file, in which order ---- */
+
+typedef struct cv_item {
+    const safeload_tensor *t;
+    size_t shard;               /* the source's shard */
+    safeload_dtype dtype;       /* as written */
+    uint64_t nbytes;            /* as written */
+    size_t file;                /* the output file */
+} cv_item;
+
+/* a file's order: the writer's, dtype descending then name */
+static int cv_item_order(const void *x, const void *y) {
+    const cv_item *a = (const cv_item *)x, *b = (const cv_item *)y;
+    if (a->file != b->file) return a->file < b->file ? -1 : 1;
+    if (a->dtype != b->dtype) return a->dtype > b->dtype ? -1 : 1;
+    return cv_name_cmp(a->t->name, a->t->name_len, b->t->name, b->t->name_len);
+}
+static int cv_item_name(const void *x, const void *y) {
+    const cv_item *a = *(const cv_item *const *)x, *b = *(const cv_item *const *)y;
+    return cv_name_cmp(a->t->name, a->t->name_len, b->t->name, b->t->name_len);
+}
+static int cv_kv_order(const void *x, const void *y) {
+    const safeload_kv *a = (const safeload_kv *)x, *b = (const safeload_kv *)y;
+    return cv_name_cmp(a->key, a->key_len, b->key, b->key_len);
+}
+
+/* A shard size: digits and a unit, as save_pretrained reads them (KB = 1000, MB = 10^6,
+   GB = 10^9, TB = 10^12; KiB, MiB, GiB, TiB = powers of 1024; B or none = bytes), in any case
+   but one: save_pretrained reads "5Gb" as gigabits, so a lowercase b after a prefix is refused
+   rather than read another way. At least 1 byte. */
+static int parse_size(const char *s, uint64_t *out) {
+    static const char *const units[] = {"", "b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib"};
+    static const uint64_t mult[] = {1, 1, 1000, 1000000, 1000000000, 1000000000000ULL,
+                                    1024, 1048576, 1073741824, 1099511627776ULL};
+    uint64_t n = 0;
+    size_t j, u, len;
+    for (j = 0; s[j] >= '0' && s[j] <= '9'; j++) {
+        if (n > (UINT64_MAX - 9) / 10) return 0;
+        n = n * 10 + (uint64_t)(s[j] - '0');
+    }
+    if (j == 0) return 0;
+    len = strlen(s + j);
+    if (len == 2 && s[j + 1] == 'b') return 0;         /* "Kb", "Mb", "Gb", "Tb": bits */
+    for (u = 0; u < sizeof units / sizeof *units; u++)
+        if (same_word(s + j, units[u])) break;
+    if (u == sizeof units / sizeof *units || n == 0 || n > UINT64_MAX / mult[u]) return 0;
+    *out = n * mult[u];
+    return 1;
+}
+
+/* progress over the whole conversion: each batch's load reports from 0 */
+typedef struct cv_progress { bar_state bar; uint64_t base, total; } cv_progress;
+static int cv_progress_fn(void *user, uint64_t done, uint64_t total) {
+    cv_progress *p = (cv_progress *)user;
+    (void)total;
+    return progress_bar(&p->bar, p->base + done, p->total);
+}
+
+typedef struct cv_ctx {
+    const char *path;           /* the source, as given */
+    safeload_model *m;
+    safeload_load_desc d;
+    cv_progress prog;
+    unsigned char *buf;         /* one batch */
+    uint64_t window;
+    safeload_request *reqs;
+    const safeload_kv *meta;    /* the first file's metadata, sorted */
+    size_t n_meta;
+    int has_meta;               /* write "__metadata__" even with no pairs */
+} cv_ctx;
+
+/* the header of one file: its n items in order */
+static int cv_header(cv_buf *h, const cv_ctx *c, const cv_item *it, size_t n) {
+    size_t i, k;
+    uint64_t off = 0, len;
+    uint32_t r;
+    cv_put(h, "\0\0\0\0\0\0\0\0{", 9);
+    if (c->n_meta || c->has_meta) {
+        cv_puts(h, "\"__metadata__\":{");
+        for (k = 0; k < c->n_meta; k++) {
+            if (k) cv_put(h, ",", 1);
+            cv_put_json(h, c->meta[k].key, c->meta[k].key_len);
+            cv_put(h, ":", 1);
+            cv_put_json(h, c->meta[k].value, c->meta[k].value_len);
+        }
+        cv_put(h, "}", 1);
+        if (n) cv_put(h, ",", 1);
+    }
+    for (i = 0; i < n; i++) {
+        if (i) cv_put(h, ",", 1);
+        cv_put_json(h, it[i].t->name, it[i].t->name_len);
+        cv_puts(h, ":{\"dtype\":\"");
+        cv_puts(h, safeload_dtype_name(it[i].dtype));
+        cv_puts(h, "\",\"shape\":[");
+        for (r = 0; r < it[i].t->rank; r++) {
+            if (r) cv_put(h, ",", 1);
+            cv_put_u64(h, it[i].t->shape[r]);
+        }
+        cv_puts(h, "],\"data_offsets\":[");
+        cv_put_u64(h, off);
+        cv_put(h, ",", 1);
+        cv_put_u64(h, off + it[i].nbytes);
+        cv_puts(h, "]}");
+        off += it[i].nbytes;                    /* no overflow: checked with the plan */
+    }
+    cv_put(h, "}", 1);
+    while (!h->oom && (h->n - 8) % 8) cv_put(h, " ", 1);
+    if (h->oom) return 0;
+    len = h->n - 8;
+    for (k = 0; k < 8; k++) h->p[k] = (char)(len >> (8 * k) & 0xFF);
+    return 1;
+}
+
+/* One file: its header, then its items' bytes a batch at a time. 0, 1 (the source is invalid)
+   or 2 (I/O), the error printed. */
+static int cv_write_file(cv_ctx *c, cv_file *f, const cv_item *it, size_t n, int first) {
+    cv_buf h;
+    size_t i = 0, j, q;
+    safeload_error e;
+    safeload_result r;
+    memset(&h, 0, sizeof h);
+    if (!cv_header(&h, c, it, n)) {
+        free(h.p);
+        fprintf(stderr, "error: out of memory\n");
+        return 2;
+    }
+    if (h.n - 8 > CV_MAX_HEADER) {
+        fprintf(stderr, "error: ");
+        put_str(stderr, f->final);
+        fprintf(stderr, ": HEADER_TOO_LARGE: the header would be %llu bytes, over the limit of "
+                "100000000\n", (unsigned long long)(h.n - 8));
+        free(h.p);
+        return 2;
+    }
+    if (!cv_write(f, h.p, h.n)) { free(h.p); return cv_io_error(f->final, "writing failed", cv_errno()); }
+    free(h.p);
+    while (i < n) {
+        uint64_t used = 0, src = 0;
+        /* a batch: what fits the window, or one tensor bigger than it */
+        for (j = i, q = 0; j < n && (j == i || used + it[j].nbytes <= c->window); j++) {
+            if (!it[j].nbytes) continue;
+            memset(&c->reqs[q], 0, sizeof c->reqs[q]);
+            c->reqs[q].name = it[j].t->name;
+            c->reqs[q].tensor = it[j].t;
+            c->reqs[q].shard = it[j].shard;
+            c->reqs[q].dst = c->buf + used;
+            c->reqs[q].dst_size = it[j].nbytes;
+            c->reqs[q].dtype = it[j].dtype != it[j].t->dtype ? it[j].dtype : SAFELOAD_DTYPE_NONE;
+            used += it[j].nbytes;
+            src += it[j].t->nbytes;
+            q++;
+        }
+        i = j;
+        if (!q) continue;
+        r = safeload_load(c->m, c->reqs, q, &c->d, NULL, &e);
+        if (r != SAFELOAD_OK) {
+            if (c->prog.bar.shown) fputc('\n', stderr);
+            print_error(c->path, &e, c->m);
+            return is_io(r) ? 2 : 1;
+        }
+        c->prog.base += src;
+        if (!cv_write(f, c->buf, used)) return cv_io_error(f->final, "writing failed", cv_errno());
+        if (first) { cv_test_point("data"); first = 0; }
+    }
+    return 0;
+}
+
+/* model.safetensors.index.json as transformers writes it: json.dumps(indent=2,
+   sort_keys=True) and a newline; metadata.total_size, weight_map sorted by name */
+static int cv_index(cv_buf *b, cv_item *const *by_name, size_t n, uint64_t total,
+                    char *const *names) {
+    size_t i;
+    cv_puts(b, "{\n  \"metadata\": {\n    \"total_size\": ");
+    cv_put_u64(b, total);
+    cv_puts(b, "\n  },\n  \"weight_map\": {");
+    for (i = 0; i < n; i++) {
+        cv_puts(b, i ? ",\n    " : "\n    ");
+        cv_put_json_ascii(b, by_name[i]->t->name, by_name[i]->t->name_len);
+        cv_puts(b, ": ");
+        cv_put_json_ascii(b, names[by_name[i]->file], strlen(names[by_name[i]->file]));
+    }
+    cv_puts(b, n ? "\n  }\n}\n" : "}\n}\n");
+    return !b->oom;
+}
+
+/* OUT for one file: the file a symlink names (the link stays), not a directory, device or
+   pipe (-1, said); *mode, *uid, *gid those of a file replaced (-1: a new file). 0, -1, or an
+   error number. */
+static int cv_target(const char *out, char **target, long *mode, long *uid, long *gid) {
+    size_t n = strlen(out);
+#if !defined(_WIN32)
+    struct stat st;
+    char *real = NULL;
+#endif
+    int special;
+    *mode = *uid = *gid = -1;
+    *target = NULL;
+#if defined(_WIN32)
+    special = is_directory(out);
+#else
+    if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) real = realpath(out, NULL);
+    if (real) *target = real;
+    special = stat(real ? real : out, &st) == 0 && !S_ISREG(st.st_mode);
+    if (!special && stat(real ? real : out, &st) == 0) {
+        *mode = (long)(st.st_mode & 07777);
+        *uid = (long)st.st_uid;
+        *gid = (long)st.st_gid;
+    }
+#endif
+    if (special) {
+        fprintf(stderr, "error: ");
+        put_str(stderr, out);
+        fprintf(stderr, ": INVALID_ARGUMENT: the target is a directory, device or pipe, not a "
+                "file to replace\n");
+        free(*target);
+        *target = NULL;
+        return -1;
+    }
+    if (!*target && (*target = (char *)malloc(n + 1)) != NULL) memcpy(*target, out, n + 1);
+    return *target ? 0 : CV_ENOMEM;
+}
+
+/* OUT for a set: a folder, made (one level) where missing */
+static int cv_folder(const char *out, int *made) {
+    *made = 0;
+    if (is_directory(out)) return 0;
+#if defined(_WIN32)
+    {
+        wchar_t *w = cv_widen(out);
+        int why = 0;
+        if (!w) return 1113;
+        if (CreateDirectoryW(w, NULL)) *made = 1; else why = cv_errno();
+        free(w);
+        return why;
+    }
+#else
+    if (mkdir(out, 0777) == 0) { *made = 1; return 0; }
+    return errno;
+#endif
+}
+
+/* Every tensor of the model into one file at OUT (atomically, so OUT may be PATH), or with
+   --max-shard-size into OUT/model-0000K-of-0000N.safetensors and
+   OUT/model.safetensors.index.json as save_pretrained lays them out: cast to --dtype where a
+   cast exists, else as stored. The metadata is the first file's (the checkpoint's own, or the
+   first shard's: an index's metadata describes the shards), in every file written. */
 static int cmd_convert(int argc, char **argv) {
     const char *path = NULL, *out = NULL;
     safeload_dtype dtype = SAFELOAD_DTYPE_NONE;
-    safeload_load_desc d;
-    safeload_save_desc sd;
-    safeload_model *m = NULL;
-    safeload_loaded *l = NULL;
-    safeload_save_tensor *ts = NULL;
-    safeload_kv *meta = NULL;
-    const safeload_file *first;
+    safeload_pool *pool = NULL;
     safeload_error e;
     safeload_result r;
-    size_t k, n_meta, cast = 0;
-    uint64_t bytes = 0;
-    int i, ends = 0;
-    memset(&d, 0, sizeof d);
+    cv_ctx c;
+    cv_file *files = NULL, *grown;
+    cv_item *items = NULL, **by_name = NULL;
+    char **names = NULL, *target = NULL, *made = NULL;
+    safeload_kv *meta = NULL;
+    const safeload_file *first;
+    cv_buf ix;
+    size_t k, n = 0, nfiles = 1, nslots = 1, nout, at, cast = 0;
+    uint64_t bytes = 0, shard_max = 0, seed, used, biggest = 0;
+    long mode = -1, uid = -1, gid = -1;
+    int i, ends = 0, rc = 2, why, sharded = 0, progress = 0, threads = 0, dir_made = 0;
+#if defined(_WIN32)
+    wchar_t *made_w = NULL;
+#endif
+    memset(&c, 0, sizeof c);
+    memset(&ix, 0, sizeof ix);
     for (i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!ends && strcmp(a, "--") == 0) { ends = 1; continue; }
@@ -835,10 +1452,18 @@ static int cmd_convert(int argc, char **argv) {
             if (!parse_dtype(argv[++i], &dtype))
                 return usage_error("--dtype takes f32, f16 or bf16, not", argv[i]);
         } else if (!ends && strcmp(a, "--threads") == 0 && i + 1 < argc) {
-            if (!parse_threads(argv[++i], &d.threads))
+            if (!parse_threads(argv[++i], &threads))
                 return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
+        } else if (!ends && strcmp(a, "--max-shard-size") == 0 && i + 1 < argc) {
+            if (!parse_size(argv[++i], &shard_max))
+                return usage_error("--max-shard-size takes a size such as 5GB, 500MB, 2GiB or "
+                                   "bytes, not", argv[i]);
+            sharded = 1;
+        } else if (!ends && strcmp(a, "--progress") == 0) {
+            progress = 1;
         } else if (!ends && i + 1 == argc && (strcmp(a, "--dtype") == 0 ||
-                                                strcmp(a, "--threads") == 0)) {
+                                                strcmp(a, "--threads") == 0 ||
+                                                strcmp(a, "--max-shard-size") == 0)) {
             return usage_error("a value is missing after", a);
         } else if (!ends && a[0] == '-') {
             return usage_error("unknown option", a);
@@ -848,58 +1473,312 @@ static int cmd_convert(int argc, char **argv) {
     }
     if (!out) return usage_error(path ? "convert needs an OUT path" : "convert needs a PATH and "
                                  "an OUT path", NULL);
-    r = open_model(path, &m, &e);
-    if (r == SAFELOAD_OK) r = safeload_load_all(m, dtype, &d, &l, &e);
-    if (r != SAFELOAD_OK) {
-        if (m) print_warnings(path, m);
-        print_error(path, &e, m);
-        safeload_model_close(m);
-        return is_io(r) ? 2 : 1;
-    }
-    print_warnings(path, m);
-    first = safeload_model_shard(m, 0);
-    n_meta = first ? safeload_metadata_count(first) : 0;
-    ts = (safeload_save_tensor *)calloc(l->count + 1, sizeof *ts);
-    meta = (safeload_kv *)calloc(n_meta + 1, sizeof *meta);
-    if (!ts || !meta) {
-        fprintf(stderr, "error: out of memory\n");
-        r = SAFELOAD_OUT_OF_MEMORY;
+    if (!out[0]) return usage_error("OUT is empty", NULL);
+
+    /* OUT first: a file (or folder) that cannot be written fails before anything is read.
+       The first file's temporary is made now and written later. */
+    seed = (uint64_t)(now_seconds() * 1e9) ^ (uint64_t)(uintptr_t)&c ^ (uint64_t)clock() << 32;
+    files = (cv_file *)calloc(1, sizeof *files);
+    if (!files) { fprintf(stderr, "error: out of memory\n"); return 2; }
+    files[0].fd = CV_NO_FD;
+    cv_catch_signals();
+    if (!sharded) {
+        why = cv_target(out, &target, &mode, &uid, &gid);
+        if (why < 0) goto done;
+        if (why) { rc = cv_io_error(out, "cannot replace the target", why); goto done; }
+        files[0].final = target;
+        target = NULL;
     } else {
-        for (k = 0; k < l->count; k++) {
-            const safeload_request *q = &l->tensors[k];
-            ts[k].name = q->tensor->name;
-            ts[k].dtype = q->dtype ? q->dtype : q->tensor->dtype;
-            ts[k].rank = q->tensor->rank;
-            ts[k].shape = q->tensor->shape;
-            ts[k].data = q->data;
-            ts[k].nbytes = q->nbytes;
-            cast += ts[k].dtype != q->tensor->dtype;
-            bytes += q->nbytes;
+        why = cv_folder(out, &dir_made);
+        if (why) { rc = cv_io_error(out, "cannot make the folder", why); goto done; }
+        if (!is_directory(out)) {
+            fprintf(stderr, "error: ");
+            put_str(stderr, out);
+            fprintf(stderr, ": INVALID_ARGUMENT: --max-shard-size writes a folder; this is a "
+                    "file\n");
+            goto done;
         }
-        for (k = 0; k < n_meta; k++) meta[k] = *safeload_metadata_at(first, k);
-        memset(&sd, 0, sizeof sd);
-        sd.metadata = meta;
-        sd.metadata_count = n_meta;
-        if (first && safeload_has_metadata(first) && !n_meta)
-            sd.flags = SAFELOAD_SAVE_EMPTY_METADATA;
-        r = safeload_save(out, ts, l->count, &sd, &e);
-        if (r != SAFELOAD_OK) print_error(out, &e, NULL);
+        made = dir_made ? (char *)malloc(strlen(out) + 1) : NULL;
+        if (made) {
+            memcpy(made, out, strlen(out) + 1);
+#if defined(_WIN32)
+            cv_made = made_w = cv_widen(made);
+#else
+            cv_made = made;
+#endif
+        }
+        files[0].final = cv_join(out, "model.safetensors");
+        if (!files[0].final) { fprintf(stderr, "error: out of memory\n"); goto done; }
     }
-    if (r == SAFELOAD_OK) {
-        printf("wrote ");
+    cv_files = files;
+    cv_count = 1;
+    why = cv_create(&files[0], files[0].final, &seed);
+    if (why) {
+        rc = cv_io_error(sharded ? out : files[0].final, "cannot create a file there", why);
+        goto done;
+    }
+#if !defined(_WIN32)
+    if (mode >= 0) {        /* a replaced file keeps its owner where allowed, its permissions */
+        if (fchown(files[0].fd, (uid_t)uid, (gid_t)gid) != 0) { /* not root: ours */ }
+        (void)fchmod(files[0].fd, (mode_t)mode);
+    }
+#endif
+    cv_test_point("open");
+
+    r = open_model(path, &c.m, &e);
+    if (r != SAFELOAD_OK) {
+        print_error(path, &e, NULL);
+        rc = is_io(r) ? 2 : 1;
+        goto done;
+    }
+    print_warnings(path, c.m);
+    c.path = path;
+
+    /* the plan: each tensor's dtype and size as written, and its file */
+    n = safeload_model_tensor_count(c.m);
+    items = (cv_item *)calloc(n + 1, sizeof *items);
+    by_name = (cv_item **)calloc(n + 1, sizeof *by_name);
+    c.reqs = (safeload_request *)calloc(n + 1, sizeof *c.reqs);
+    if (!items || !by_name || !c.reqs) { fprintf(stderr, "error: out of memory\n"); goto done; }
+    for (k = 0; k < n; k++) {
+        cv_item *x = &items[k];
+        x->t = safeload_model_tensor_at(c.m, k, &x->shard);
+        x->dtype = x->t->dtype;
+        x->nbytes = x->t->nbytes;
+        if (dtype != SAFELOAD_DTYPE_NONE && dtype != x->t->dtype &&
+            safeload_can_convert(dtype, x->t->dtype)) {
+            uint64_t size = safeload_dtype_size(dtype);
+            if (x->t->numel > UINT64_MAX / size) {
+                fprintf(stderr, "error: ");
+                put_str(stderr, path);
+                fprintf(stderr, ": OVERFLOW: the tensor's size as %s overflows 64 bits [tensor ",
+                        safeload_dtype_name(dtype));
+                put_text(stderr, x->t->name, x->t->name_len, 0);
+                fprintf(stderr, "]\n");
+                goto done;
+            }
+            x->dtype = dtype;
+            x->nbytes = x->t->numel * size;
+            cast++;
+        }
+        if (x->nbytes > UINT64_MAX / 2 - bytes || (uint64_t)(size_t)x->nbytes != x->nbytes) {
+            fprintf(stderr, "error: ");
+            put_str(stderr, path);
+            fprintf(stderr, ": OVERFLOW: the data is more than this platform can address\n");
+            goto done;
+        }
+        bytes += x->nbytes;
+        c.prog.total += x->t->nbytes;
+        by_name[k] = x;
+    }
+    if (sharded) {
+        /* save_pretrained's split, in the model's order: a file takes tensors until the next
+           would take it past the size; a tensor bigger than the size gets a file of its own
+           (placed where it comes, before the file being filled) */
+        size_t id = 0, start = 0;
+        uint64_t size = 0;
+        int filling = 0;        /* a file is being filled: its tensors are marked CV_FILLING */
+        for (k = 0; k < n; k++) {
+            if (items[k].nbytes > shard_max) { items[k].file = id++; continue; }
+            if (filling && size + items[k].nbytes > shard_max) {
+                for (; start < k; start++) if (items[start].file == CV_FILLING) items[start].file = id;
+                id++;
+                size = 0;
+                filling = 0;
+            }
+            if (!filling) { start = k; filling = 1; }
+            items[k].file = CV_FILLING;
+            size += items[k].nbytes;
+        }
+        for (; filling && start < n; start++) if (items[start].file == CV_FILLING) items[start].file = id;
+        id += (size_t)filling;
+        nfiles = id ? id : 1;
+        c.window = shard_max < CV_WINDOW ? (shard_max < ((uint64_t)1 << 20) ? (uint64_t)1 << 20 : shard_max)
+                                        : CV_WINDOW;
+    } else {
+        c.window = CV_WINDOW;
+    }
+    qsort(items, n, sizeof *items, cv_item_order);
+    for (k = 0; k < n; k++) by_name[k] = &items[k];
+    qsort(by_name, n, sizeof *by_name, cv_item_name);
+
+    /* the batch buffer: the largest batch any file makes */
+    for (k = 0, used = 0; k < n; k++) {
+        if (k && (items[k].file != items[k - 1].file || used + items[k].nbytes > c.window)) used = 0;
+        used += items[k].nbytes;
+        if (used > biggest) biggest = used;
+    }
+    c.buf = (unsigned char *)malloc(biggest ? (size_t)biggest : 1);
+    if (!c.buf) {
+        fprintf(stderr, "error: out of memory for a batch of %llu bytes\n",
+                (unsigned long long)biggest);
+        goto done;
+    }
+
+    /* the metadata, sorted as the writer sorts it */
+    first = safeload_model_shard(c.m, 0);
+    c.n_meta = first ? safeload_metadata_count(first) : 0;
+    c.has_meta = first && safeload_has_metadata(first);
+    meta = (safeload_kv *)calloc(c.n_meta + 1, sizeof *meta);
+    if (!meta) { fprintf(stderr, "error: out of memory\n"); goto done; }
+    for (k = 0; k < c.n_meta; k++) meta[k] = *safeload_metadata_at(first, k);
+    qsort(meta, c.n_meta, sizeof *meta, cv_kv_order);
+    c.meta = meta;
+
+    /* every file's name (and the index's), known before the first byte is written */
+    names = (char **)calloc(nfiles + 1, sizeof *names);
+    grown = (cv_file *)calloc(nfiles + 1, sizeof *grown);
+    if (!names || !grown) { free(grown); fprintf(stderr, "error: out of memory\n"); goto done; }
+    for (k = 0; k <= nfiles; k++) grown[k].fd = CV_NO_FD;
+    cv_block(1);                /* single-threaded here: the table changes under no handler */
+    grown[0] = files[0];
+    cv_files = grown;
+    free(files);
+    files = grown;
+    nslots = nfiles + 1;
+    cv_block(0);
+    if (sharded && nfiles > 1) {
+        char name[64];
+        for (k = 0; k < nfiles; k++) {
+            snprintf(name, sizeof name, "model-%05llu-of-%05llu.safetensors",
+                     (unsigned long long)k + 1, (unsigned long long)nfiles);
+            names[k] = (char *)malloc(strlen(name) + 1);
+            if (names[k]) memcpy(names[k], name, strlen(name) + 1);
+            if (k) files[k].final = cv_join(out, name);
+            if (!names[k] || (k && !files[k].final)) { fprintf(stderr, "error: out of memory\n"); goto done; }
+        }
+        free(files[0].final);
+        files[0].final = cv_join(out, names[0]);
+        files[nfiles].final = cv_join(out, "model.safetensors.index.json");
+        if (!files[0].final || !files[nfiles].final) { fprintf(stderr, "error: out of memory\n"); goto done; }
+    }
+
+    /* the load: one pool for every batch; --progress over the whole conversion */
+    if (safeload_pool_create(&pool, threads, &e) == SAFELOAD_OK) c.d.pool = pool;
+    else c.d.threads = threads;
+    if (progress) {
+        c.prog.bar.t0 = now_seconds();
+        c.d.progress = cv_progress_fn;
+        c.d.progress_user = &c.prog;
+    }
+    for (k = 0, at = 0; k < nfiles; k++) {
+        size_t end = at;
+        while (end < n && items[end].file == k) end++;
+        if (k) {
+            cv_count = (sig_atomic_t)(k + 1);
+            why = cv_create(&files[k], files[k].final, &seed);
+            if (why) { rc = cv_io_error(files[k].final, "cannot create a file there", why); goto done; }
+        }
+        rc = cv_write_file(&c, &files[k], items + at, end - at, k == 0);
+        if (rc) goto done;
+        why = cv_finish(&files[k]);
+        if (why) { rc = cv_io_error(files[k].final, "writing failed", why); goto done; }
+        if (k == 0) cv_test_point("between");
+        at = end;
+    }
+    if (c.prog.bar.shown && c.prog.base < c.prog.total) fputc('\n', stderr);
+    rc = 2;
+    nout = nfiles;
+    if (sharded && nfiles > 1) {
+        size_t half;
+        if (!cv_index(&ix, by_name, n, bytes, names)) { fprintf(stderr, "error: out of memory\n"); goto done; }
+        cv_count = (sig_atomic_t)(nfiles + 1);
+        why = cv_create(&files[nfiles], files[nfiles].final, &seed);
+        if (why) { rc = cv_io_error(files[nfiles].final, "cannot create a file there", why); goto done; }
+        half = ix.n / 2;
+        if (!cv_write(&files[nfiles], ix.p, half)) { rc = cv_io_error(files[nfiles].final, "writing failed", cv_errno()); goto done; }
+        cv_test_point("index");
+        if (!cv_write(&files[nfiles], ix.p + half, ix.n - half)) { rc = cv_io_error(files[nfiles].final, "writing failed", cv_errno()); goto done; }
+        why = cv_finish(&files[nfiles]);
+        if (why) { rc = cv_io_error(files[nfiles].final, "writing failed", why); goto done; }
+        nout = nfiles + 1;
+    }
+
+    /* into place: the model and the pool closed first (Windows replaces no open file; no
+       other thread then takes a signal), signals held back, the index last */
+    safeload_pool_destroy(pool);
+    pool = NULL;
+    safeload_model_close(c.m);
+    c.m = NULL;
+    cv_block(1);
+    for (k = 0; k < nout; k++) {
+        why = cv_rename(&files[k]);
+        if (why) {
+            rc = cv_io_error(files[k].final, "cannot rename the temporary into place", why);
+            cv_remove_all();
+            cv_count = 0;
+            cv_block(0);
+            goto done;
+        }
+        if (k == 0) cv_test_point("rename");
+    }
+    cv_count = 0;               /* the set is complete: nothing to remove */
+    cv_made = NULL;
+    cv_block(0);
+#if !defined(_WIN32)
+    {   /* the renames live in the folder: sync it (best effort; the files are in place) */
+        char *d = (char *)malloc(strlen(files[0].final) + 2);
+        if (d) {
+            size_t dl = cv_dir_len(files[0].final);
+            int dfd;
+            memcpy(d, files[0].final, dl);
+            d[dl] = 0;
+            if (!dl) { d[0] = '.'; d[1] = 0; }
+            if ((dfd = open(d, O_RDONLY | O_CLOEXEC)) >= 0) { (void)fsync(dfd); close(dfd); }
+            free(d);
+        }
+    }
+#endif
+    rc = 0;
+    printf("wrote ");
+    if (sharded && nfiles > 1) {
         put_str(stdout, out);
-        printf(": %llu tensor%s, %llu byte%s of data (", (unsigned long long)l->count,
-               plural(l->count), (unsigned long long)bytes, plural(bytes));
-        if (!cast) printf("as stored)\n");
-        else if (cast == l->count) printf("all cast to %s)\n", safeload_dtype_name(dtype));
-        else printf("%llu cast to %s, %llu as stored)\n", (unsigned long long)cast,
-                    safeload_dtype_name(dtype), (unsigned long long)(l->count - cast));
+        printf(": %llu shards and model.safetensors.index.json, ", (unsigned long long)nfiles);
+    } else {
+        put_str(stdout, files[0].final);
+        printf(": ");
     }
-    free(ts);
+    printf("%llu tensor%s, %llu byte%s of data (", (unsigned long long)n, plural(n),
+           (unsigned long long)bytes, plural(bytes));
+    if (!cast) printf("as stored)\n");
+    else if (cast == n) printf("all cast to %s)\n", safeload_dtype_name(dtype));
+    else printf("%llu cast to %s, %llu as stored)\n", (unsigned long long)cast,
+                safeload_dtype_name(dtype), (unsigned long long)(n - cast));
+done:
+    if (rc) {
+        cv_block(1);
+        for (k = 0; files && k < (size_t)cv_count; k++) cv_close(&files[k]);
+        cv_remove_all();
+        cv_count = 0;
+        cv_made = NULL;
+        cv_block(0);
+    }
+    safeload_pool_destroy(pool);
+    safeload_model_close(c.m);
+    for (k = 0; files && k < nslots; k++) {
+        free(files[k].tmp);
+        free(files[k].final);
+#if defined(_WIN32)
+        free(files[k].wtmp);
+        free(files[k].wfinal);
+#endif
+    }
+    for (k = 0; names && k < nfiles; k++) free(names[k]);
+#if defined(_WIN32)
+    free(made_w);
+#endif
+    cv_files = NULL;
+    free(files);
+    free(names);
+    free(made);
+    free(target);
+    free(items);
+    free(by_name);
+    free(c.reqs);
+    free(c.buf);
     free(meta);
-    safeload_loaded_free(l);
-    safeload_model_close(m);
-    return r == SAFELOAD_OK ? 0 : 2;
+    free(ix.p);
+    return rc;
 }
 
 /* ---- show ---- */
