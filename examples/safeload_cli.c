@@ -1399,23 +1399,33 @@ static int cv_target(const char *out, char **target, long *mode, long *uid, long
     return *target ? 0 : CV_ENOMEM;
 }
 
-/* OUT for a set: a folder, made (one level) where missing */
+/* OUT for a set: a folder, made (one level) where missing. 0, -1 (OUT is something else,
+   said), or an error number. */
 static int cv_folder(const char *out, int *made) {
+    int why = 0;
+#if defined(_WIN32)
+    wchar_t *w;
+#endif
     *made = 0;
     if (is_directory(out)) return 0;
 #if defined(_WIN32)
-    {
-        wchar_t *w = cv_widen(out);
-        int why = 0;
-        if (!w) return 1113;
-        if (CreateDirectoryW(w, NULL)) *made = 1; else why = cv_errno();
-        free(w);
-        return why;
-    }
+    if (!(w = cv_widen(out))) return 1113;
+    if (CreateDirectoryW(w, NULL)) *made = 1;
+    else why = cv_errno();
+    free(w);
+    if (why == 183) {                                   /* ERROR_ALREADY_EXISTS */
 #else
-    if (mkdir(out, 0777) == 0) { *made = 1; return 0; }
-    return errno;
+    if (mkdir(out, 0777) == 0) *made = 1;
+    else why = errno;
+    if (why == EEXIST) {
 #endif
+        fprintf(stderr, "error: ");
+        put_str(stderr, out);
+        fprintf(stderr, ": INVALID_ARGUMENT: --max-shard-size writes a folder; this is a "
+                "file\n");
+        return -1;
+    }
+    return why;
 }
 
 /* Every tensor of the model into one file at OUT (atomically, so OUT may be PATH), or with
@@ -1490,14 +1500,8 @@ static int cmd_convert(int argc, char **argv) {
         target = NULL;
     } else {
         why = cv_folder(out, &dir_made);
+        if (why < 0) goto done;
         if (why) { rc = cv_io_error(out, "cannot make the folder", why); goto done; }
-        if (!is_directory(out)) {
-            fprintf(stderr, "error: ");
-            put_str(stderr, out);
-            fprintf(stderr, ": INVALID_ARGUMENT: --max-shard-size writes a folder; this is a "
-                    "file\n");
-            goto done;
-        }
         made = dir_made ? (char *)malloc(strlen(out) + 1) : NULL;
         if (made) {
             memcpy(made, out, strlen(out) + 1);
@@ -1735,7 +1739,7 @@ static int cmd_convert(int argc, char **argv) {
         put_str(stdout, out);
         printf(": %llu shards and model.safetensors.index.json, ", (unsigned long long)nfiles);
     } else {
-        put_str(stdout, files[0].final);
+        put_str(stdout, sharded ? files[0].final : out);   /* OUT as given, not a link's target */
         printf(": ");
     }
     printf("%llu tensor%s, %llu byte%s of data (", (unsigned long long)n, plural(n),

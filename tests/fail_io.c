@@ -5,6 +5,9 @@
                          so does stat where SL_FAIL_STAT is set too (a directory on the way
                          that denies access, as a non-root user would meet it)
      SL_FAIL_THREADS=N   pthread_create fails with EAGAIN after N threads (a thread limit)
+     SL_FAIL_WRITE_AFTER=N  write to a file (fd > 2) fails with ENOSPC once N bytes went to
+                         files (a full disk)
+     SL_FAIL_RENAME=NAME rename to a path whose last component is NAME fails with EIO
    Built by `make test-cli` as build/fail_io.so. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -86,4 +89,26 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *)
     if (v && __atomic_fetch_add(&made, 1, __ATOMIC_RELAXED) >= atoi(v)) return EAGAIN;
     *(void **)&real = next("pthread_create");
     return real(t, attr, fn, arg);
+}
+
+ssize_t write(int fd, const void *b, size_t n) {
+    static unsigned long long sent;
+    ssize_t (*real)(int, const void *, size_t);
+    const char *v = getenv("SL_FAIL_WRITE_AFTER");
+    if (v && fd > 2) {
+        unsigned long long cap = strtoull(v, NULL, 10);
+        if (sent >= cap) { errno = ENOSPC; return -1; }
+        if (n > cap - sent) n = (size_t)(cap - sent);      /* a short write, then the error */
+        sent += n;
+    }
+    *(void **)&real = next("write");
+    return real(fd, b, n);
+}
+
+int rename(const char *from, const char *to) {
+    int (*real)(const char *, const char *);
+    const char *v = getenv("SL_FAIL_RENAME"), *base = strrchr(to, '/');
+    if (v && strcmp(base ? base + 1 : to, v) == 0) { errno = EIO; return -1; }
+    *(void **)&real = next("rename");
+    return real(from, to);
 }

@@ -474,6 +474,210 @@ for a in "convert|error: convert needs a PATH and an OUT path" "convert a|error:
     run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*}" "2 ${a#*|}" "$rc $(head -n 1 "$T/err")"
 done
 
+# convert streams and shards. --dtype spellings: each names the same cast
+for a in "f32 fp32 FP32 float32 float F32" "f16 fp16 float16 half Half" "bf16 bfloat16 BF16 BFloat16"; do
+    run $RUNNER "$CLI" load "$T/s.safetensors" --dtype ${a%% *} --checksum; want=$(printf '%s\n' "$out" | tail -n 1)
+    run $RUNNER "$CLI" convert "$T/s.safetensors" "$T/sp.safetensors" --dtype ${a%% *}
+    for d in ${a#* }; do
+        run $RUNNER "$CLI" load "$T/s.safetensors" --dtype "$d" --checksum
+        check "load --dtype $d" "0 $want" "$rc $(printf '%s\n' "$out" | tail -n 1)"
+        run $RUNNER "$CLI" convert "$T/s.safetensors" "$T/sp2.safetensors" --dtype "$d"
+        cmp -s "$T/sp.safetensors" "$T/sp2.safetensors" || { echo "FAIL: convert --dtype $d"; fail=1; }
+    done
+done
+# the reference implementation's own files come back byte for byte, directly and through shards
+R=tests/data/reference
+for f in all_dtypes metadata mixed_named f16_1mib; do
+    run $RUNNER "$CLI" convert "$R/$f.safetensors" "$T/ref.safetensors"
+    cmp -s "$R/$f.safetensors" "$T/ref.safetensors" || { echo "FAIL: convert of reference $f changed it"; fail=1; }
+    rm -rf "$T/refsh"
+    run $RUNNER "$CLI" convert "$R/$f.safetensors" "$T/refsh" --max-shard-size 600
+    run $RUNNER "$CLI" convert "$T/refsh" "$T/ref2.safetensors"
+    cmp -s "$R/$f.safetensors" "$T/ref2.safetensors" || { echo "FAIL: reference $f through shards: $rc $(err)"; fail=1; }
+done
+# save_pretrained's split, in data order: the 4096-byte tensor is over 2100 bytes and gets a file
+# of its own, placed before the file being filled; a new file when the next would pass the size
+run $RUNNER "$CLI" convert "$R/mixed_named.safetensors" "$T/mn" --max-shard-size 2100B
+check "convert sharded" "0 wrote $T/mn: 4 shards and model.safetensors.index.json, 7 tensors, 6856 bytes of data (as stored)" "$rc $out"
+check "convert sharded files" "model-00001-of-00004.safetensors model-00002-of-00004.safetensors model-00003-of-00004.safetensors model-00004-of-00004.safetensors model.safetensors.index.json" "$(ls -A "$T/mn" | tr '\n' ' ' | sed 's/ $//')"
+check "convert sharded index" '{
+  "metadata": {
+    "total_size": 6856
+  },
+  "weight_map": {
+    "empty.bias": "model-00003-of-00004.safetensors",
+    "lm_head.scale": "model-00002-of-00004.safetensors",
+    "model.embed_tokens.weight": "model-00001-of-00004.safetensors",
+    "model.layers.0.mlp.experts.3.up_proj.weight": "model-00004-of-00004.safetensors",
+    "model.layers.0.self_attn.q_proj.weight": "model-00003-of-00004.safetensors",
+    "model.norm.weight": "model-00002-of-00004.safetensors",
+    "t.000000": "model-00002-of-00004.safetensors"
+  }
+}' "$(cat "$T/mn/model.safetensors.index.json")"
+[ "$(tail -c 1 "$T/mn/model.safetensors.index.json" | od -An -c | tr -d ' ')" = '\n' ] || { echo "FAIL: index ends without a newline"; fail=1; }
+run $RUNNER "$CLI" inspect --json "$T/mn/model-00002-of-00004.safetensors"
+check "convert shard layout" '{"header_bytes":208,"data_bytes":200,"metadata":{},"tensors":[{"name":"lm_head.scale","dtype":"F64","shape":[],"data_offsets":[0,8]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[8,136]},{"name":"t.000000","dtype":"F32","shape":[4,4],"data_offsets":[136,200]}]}' "$out"
+run $RUNNER "$CLI" verify "$T/mn"; check "convert sharded verifies" "0 ok: $T/mn: 7 tensors, 6856 bytes" "$rc $out"
+# round trips with casts: single -> sharded (f32) -> sharded (bf16) -> single, against the same
+# casts file to file (F64 casts to F32 only: the way through F32 matters)
+run $RUNNER "$CLI" convert "$R/mixed_named.safetensors" "$T/rt1" --max-shard-size 5KB --dtype fp32
+check "convert sharded cast" "0 wrote $T/rt1: 3 shards and model.safetensors.index.json, 7 tensors, 14532 bytes of data (5 cast to F32, 2 as stored)" "$rc $out"
+run $RUNNER "$CLI" convert "$T/rt1" "$T/rt2" --max-shard-size 3KiB --dtype bfloat16
+run $RUNNER "$CLI" convert "$T/rt2" "$T/rt.safetensors"
+run $RUNNER "$CLI" convert "$R/mixed_named.safetensors" "$T/direct32.safetensors" --dtype f32
+run $RUNNER "$CLI" convert "$T/direct32.safetensors" "$T/direct.safetensors" --dtype bf16
+cmp -s "$T/rt.safetensors" "$T/direct.safetensors" || { echo "FAIL: convert round trip through shards and casts"; fail=1; }
+# ... and tensor by tensor: the shards hold exactly the single file's tensors
+if command -v python3 > /dev/null 2>&1; then
+    vals=$(python3 - "$T/direct.safetensors" "$T/rt2" <<'PY'
+import json, os, struct, sys
+def tensors(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n]); h.pop("__metadata__", None)
+    return {k: (v["dtype"], v["shape"], b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]) for k, v in h.items()}
+one = tensors(sys.argv[1])
+idx = json.load(open(os.path.join(sys.argv[2], "model.safetensors.index.json")))
+got = {}
+for f in sorted(set(idx["weight_map"].values())):
+    for k, v in tensors(os.path.join(sys.argv[2], f)).items():
+        got[k] = v
+        if idx["weight_map"][k] != f: print("misplaced", k)
+print("%d tensors, %d differ, total_size %s" % (len(one), sum(got.get(k) != v for k, v in one.items()) + len(set(got) - set(one)),
+      "ok" if idx["metadata"]["total_size"] == sum(len(v[2]) for v in one.values()) else "wrong"))
+PY
+)
+    check "convert shards tensor by tensor" "7 tensors, 0 differ, total_size ok" "$vals"
+fi
+# everything within the size: one file, model.safetensors, no index (as save_pretrained)
+run $RUNNER "$CLI" convert "$T/s.safetensors" "$T/whole" --max-shard-size 5GB
+check "convert one shard" "0 wrote $T/whole/model.safetensors: 6 tensors, 6792 bytes of data (as stored)" "$rc $out"
+cmp -s "$T/s.safetensors" "$T/whole/model.safetensors" || { echo "FAIL: convert into one shard changed the bytes"; fail=1; }
+# names JSON must escape: the shards' headers as the reference writes them (serde_json, raw
+# UTF-8), the index as transformers writes it (json.dumps, ASCII with \u escapes)
+mk "$T/names.safetensors" '{"__metadata__":{"z":"1","a\"\\":"\u0001\u00e9"},"q\"uo\\te":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"\u00e9t\u00e9":{"dtype":"I8","shape":[1],"data_offsets":[1,2]},"\ud83d\ude00":{"dtype":"U8","shape":[1],"data_offsets":[2,3]},"c\u0001\u001f\u007f\n":{"dtype":"U8","shape":[1],"data_offsets":[3,4]},"\u2028":{"dtype":"F16","shape":[1],"data_offsets":[4,6]}}' abcdef
+rm -rf "$T/nm"; run $RUNNER "$CLI" convert "$T/names.safetensors" "$T/nm" --max-shard-size 1
+check "convert escaped names" "0 wrote $T/nm: 5 shards and model.safetensors.index.json, 5 tensors, 6 bytes of data (as stored)" "$rc $out"
+if command -v python3 > /dev/null 2>&1; then
+    vals=$(python3 - "$T/nm" <<'PY'
+import json, os, struct, sys
+ORDER = "U64 I64 F64 C64 F32 U32 I32 BF16 F16 U16 I16 F8_E5M2FNUZ F8_E4M3FNUZ F8_E8M0 F8_E4M3 F8_E5M2 I8 U8 F6_E3M2 F6_E2M3 F4 BOOL".split()
+d = sys.argv[1]
+raw = open(os.path.join(d, "model.safetensors.index.json"), "rb").read()
+idx = json.loads(raw)
+bad = raw != (json.dumps(idx, indent=2, sort_keys=True) + "\n").encode()
+for f in sorted(set(idx["weight_map"].values())):
+    b = open(os.path.join(d, f), "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    meta = h.pop("__metadata__")
+    out = {"__metadata__": dict(sorted(meta.items(), key=lambda kv: kv[0].encode()))}
+    off = 0
+    for k in sorted(h, key=lambda k: (ORDER.index(h[k]["dtype"]), k.encode())):
+        size = h[k]["data_offsets"][1] - h[k]["data_offsets"][0]
+        out[k] = {"dtype": h[k]["dtype"], "shape": h[k]["shape"], "data_offsets": [off, off + size]}
+        off += size
+    j = json.dumps(out, separators=(",", ":"), ensure_ascii=False).encode()
+    j += b" " * (-len(j) % 8)
+    bad += b[:8 + n] != struct.pack("<Q", len(j)) + j
+print("%d files, %d differ" % (len(idx["weight_map"]) + 1, bad))
+PY
+)
+    check "convert escaped headers and index" "6 files, 0 differ" "$vals"
+fi
+# OUT: a symlink is followed (the link stays), a replaced file keeps its permissions
+cp "$T/s.safetensors" "$T/perm.safetensors"; chmod 600 "$T/perm.safetensors"; ln -s perm.safetensors "$T/link.safetensors"
+run $RUNNER "$CLI" convert "$R/metadata.safetensors" "$T/link.safetensors"
+check "convert onto a symlink" "0 wrote $T/link.safetensors: 3 tensors, 72 bytes of data (as stored)" "$rc $out"
+[ -L "$T/link.safetensors" ] && cmp -s "$R/metadata.safetensors" "$T/perm.safetensors" || { echo "FAIL: convert onto a symlink"; fail=1; }
+case "$(ls -l "$T/perm.safetensors")" in -rw-------*) ;; *) echo "FAIL: convert changed the permissions"; fail=1;; esac
+# OUT that cannot be written fails before anything is read: the error names OUT even where
+# PATH is missing, and nothing is left
+run $RUNNER "$CLI" convert "$T/missing.safetensors" "$T/s.safetensors/x.safetensors"
+case "$rc $(err)" in "2 error: $T/s.safetensors/x.safetensors: IO_ERROR: cannot create a file there: "*) ;; *) echo "FAIL: convert to an unwritable OUT: $rc $(err)"; fail=1;; esac
+run $RUNNER "$CLI" convert "$T/missing.safetensors" "$T/nodir/deeper" --max-shard-size 1GB
+case "$rc $(err)" in "2 error: $T/nodir/deeper: IO_ERROR: cannot make the folder: "*) ;; *) echo "FAIL: convert to an unmakeable folder: $rc $(err)"; fail=1;; esac
+run $RUNNER "$CLI" convert "$T/s.safetensors" "$T/u8.safetensors" --max-shard-size 1GB
+case "$rc $(err)" in "2 error: $T/u8.safetensors: INVALID_ARGUMENT: --max-shard-size writes a folder"*) ;; *) echo "FAIL: sharded convert onto a file: $rc $(err)"; fail=1;; esac
+# an invalid source: nothing left, and a folder convert made is removed
+run $RUNNER "$CLI" convert "$T/trail.safetensors" "$T/newdir" --max-shard-size 1GB
+check "sharded convert of an invalid file" "1 no" "$rc $([ -e "$T/newdir" ] && echo yes || echo no)"
+for a in "convert a b --max-shard-size 5Gb|error: --max-shard-size takes a size such as 5GB, 500MB, 2GiB or bytes, not 5Gb" \
+         "convert a b --max-shard-size 0|error: --max-shard-size takes a size such as 5GB, 500MB, 2GiB or bytes, not 0" \
+         "convert a b --max-shard-size 5XB|error: --max-shard-size takes a size such as 5GB, 500MB, 2GiB or bytes, not 5XB" \
+         "convert a b --max-shard-size|error: a value is missing after --max-shard-size"; do
+    run $RUNNER "$CLI" ${a%%|*}; check "usage: ${a%%|*}" "2 ${a#*|}" "$rc $(head -n 1 "$T/err")"
+done
+# a signal at any moment of a write leaves no temporary and no partial set: at each point of
+# the test hook (OUT checked; the first batch written; the first file written; half the
+# index written) nothing is left, not even the folder convert made; during the renames the
+# signal waits, and the set is complete
+if [ -z "$RUNNER" ]; then
+    for p in open data between index rename; do
+        for s in 2 15 1; do
+            rm -rf "$T/sig"
+            SAFELOAD_CONVERT_TEST_SIGNAL=$p:$s "$CLI" convert "$R/mixed_named.safetensors" "$T/sig" --max-shard-size 2100 > /dev/null 2>&1
+            rc=$?
+            left=$(ls -A "$T/sig" 2>/dev/null | tr '\n' ' ')
+            if [ $p = rename ]; then
+                check "signal $s at $p" "$((128 + s)) model-00001-of-00004.safetensors model-00002-of-00004.safetensors model-00003-of-00004.safetensors model-00004-of-00004.safetensors model.safetensors.index.json " "$rc $left"
+            else
+                check "signal $s at $p" "$((128 + s)) gone" "$rc $left$([ -e "$T/sig" ] || echo gone)"
+            fi
+        done
+    done
+    # one file replaced: at each point the old file stays as it was, and no temporary is left
+    mkdir "$T/sig1"; cp "$T/s.safetensors" "$T/sig1/o.safetensors"
+    for p in open data between rename; do
+        SAFELOAD_CONVERT_TEST_SIGNAL=$p:15 "$CLI" convert "$R/mixed_named.safetensors" "$T/sig1/o.safetensors" > /dev/null 2>&1
+        rc=$?
+        if [ $p = rename ]; then cmp -s "$T/sig1/o.safetensors" "$R/mixed_named.safetensors" && left=new || left=old
+        else cmp -s "$T/sig1/o.safetensors" "$T/s.safetensors" && left=old || left=new; fi
+        check "one file, signal at $p" "143 o.safetensors $([ $p = rename ] && echo new || echo old)" "$rc $(ls -A "$T/sig1") $left"
+    done
+fi
+
+# convert on a full disk, and a rename that fails: nothing is left (fail_io.so), and a big
+# model converts in memory near one shard (peak RSS measured: a 200 MB file, 20 MB shards)
+if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
+    for at in 100 3000 7000; do
+        rm -rf "$T/full"
+        run env SL_FAIL_WRITE_AFTER=$at LD_PRELOAD="$FAIL_IO" "$CLI" convert "$R/mixed_named.safetensors" "$T/full" --max-shard-size 2100
+        case "$rc $(err)" in "2 error: $T/full/model-0000"*"-of-00004.safetensors: IO_ERROR: writing failed: No space left on device (error 28)") ;;
+            *) echo "FAIL: convert on a full disk after $at bytes: $rc $(err)"; fail=1;; esac
+        [ -e "$T/full" ] && { echo "FAIL: convert on a full disk left $(ls -A "$T/full")"; fail=1; }
+    done
+    mkdir "$T/full1"; cp "$T/s.safetensors" "$T/full1/o.safetensors"
+    run env SL_FAIL_WRITE_AFTER=1000 LD_PRELOAD="$FAIL_IO" "$CLI" convert "$R/mixed_named.safetensors" "$T/full1/o.safetensors"
+    check "one file on a full disk" "2 error: $T/full1/o.safetensors: IO_ERROR: writing failed: No space left on device (error 28) o.safetensors" "$rc $(err) $(ls -A "$T/full1")"
+    cmp -s "$T/s.safetensors" "$T/full1/o.safetensors" || { echo "FAIL: convert on a full disk touched OUT"; fail=1; }
+    # the third file's rename fails: the two renamed before it go too, and the index never came
+    rm -rf "$T/ren"
+    run env SL_FAIL_RENAME=model-00003-of-00004.safetensors LD_PRELOAD="$FAIL_IO" "$CLI" convert "$R/mixed_named.safetensors" "$T/ren" --max-shard-size 2100
+    check "a rename fails" "2 error: $T/ren/model-00003-of-00004.safetensors: IO_ERROR: cannot rename the temporary into place: Input/output error (error 5) gone" "$rc $(err) $(ls -A "$T/ren" 2>/dev/null)$([ -e "$T/ren" ] || echo gone)"
+    if command -v python3 > /dev/null 2>&1; then
+        python3 -c 'import sys, struct, json; n = 50; sz = 4 << 20; h = {"t.%03d" % i: {"dtype": "BF16", "shape": [sz // 2], "data_offsets": [i * sz, (i + 1) * sz]} for i in range(n)}; b = json.dumps(h, separators=(",", ":")).encode(); b += b" " * (-len(b) % 8); f = open(sys.argv[1], "wb"); f.write(struct.pack("<Q", len(b)) + b); [f.write(bytes(range(256)) * (sz // 256)) for i in range(n)]' "$T/big200.safetensors"
+        # the exit status and the peak RSS in MiB of a command (Linux: ru_maxrss in KiB); its
+        # stderr in $T/peak.err
+        peak() { python3 -c 'import resource, subprocess, sys; rc = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "w")).returncode; print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$T/peak.err" "$@"; }
+        set -- $(peak "$CLI" convert "$T/big200.safetensors" "$T/bigsh" --max-shard-size 20MB --progress)
+        echo "convert 200 MB into 20 MB shards: peak RSS $2 MiB"
+        [ "$1" = 0 ] && [ "$2" -lt 48 ] || { echo "FAIL: convert into 20 MB shards: exit $1, peak RSS $2 MiB"; fail=1; }
+        case "$(tr '\r' '\n' < "$T/peak.err" | tail -n 1)" in "["*"] 100%  0.21 / 0.21 GB"*) ;; *) echo "FAIL: convert --progress: $(cat "$T/peak.err")"; fail=1;; esac
+        check "convert 200 MB: 13 shards" "14" "$(ls "$T/bigsh" | wc -l | tr -d ' ')"
+        set -- $(peak "$CLI" convert "$T/bigsh" "$T/big1.safetensors")
+        echo "convert 200 MB in 13 shards into one file: peak RSS $2 MiB"
+        [ "$1" = 0 ] && [ "$2" -lt 100 ] || { echo "FAIL: convert into one file: exit $1, peak RSS $2 MiB"; fail=1; }
+        cmp -s "$T/big200.safetensors" "$T/big1.safetensors" || { echo "FAIL: 200 MB through shards changed"; fail=1; }
+        # a real signal at whatever moment it lands: the set is then complete or absent
+        rm -rf "$T/bigsh"
+        "$CLI" convert "$T/big200.safetensors" "$T/bigsh" --max-shard-size 20MB > /dev/null 2>&1 & pid=$!
+        sleep 0.3; kill -INT $pid 2>/dev/null; wait $pid; rc=$?
+        case "$rc $(ls -A "$T/bigsh" 2>/dev/null | wc -l | tr -d ' ')" in "130 0"|"0 14") ;; *) echo "FAIL: SIGINT during convert: $rc, left $(ls -A "$T/bigsh")"; fail=1;; esac
+        rm -rf "$T/big200.safetensors" "$T/big1.safetensors" "$T/bigsh"
+    fi
+fi
+
 # show: the first values of one tensor, each the shortest decimal that reads back exactly
 run $RUNNER "$CLI" show "$T/s.safetensors" model.norm.weight
 check "show F32" "0 model.norm.weight: F32 [32], 32 elements, the first 16
