@@ -405,6 +405,8 @@ SAFELOAD_API void safeload_model_close(safeload_model *model);
 SAFELOAD_API size_t safeload_model_shard_count(const safeload_model *model);
 /* 1 when the model came from an index .json (its metadata is the index's), else 0 */
 SAFELOAD_API int safeload_model_has_index(const safeload_model *model);
+/* the index .json the model came from, or its one file; NULL for safeload_model_from_files */
+SAFELOAD_API const char *safeload_model_path(const safeload_model *model);
 SAFELOAD_API safeload_file *safeload_model_shard(const safeload_model *model, size_t i);
 /* All tensors: shards in file-name order (safeload_model_from_files: the order given), tensors
    in data-offset order. */
@@ -6550,6 +6552,7 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
 
 SL__DEF size_t safeload_model_shard_count(const safeload_model *m) { return m ? m->n_shards : 0; }
 SL__DEF int safeload_model_has_index(const safeload_model *m) { return m && m->index_text; }
+SL__DEF const char *safeload_model_path(const safeload_model *m) { return m ? m->path : NULL; }
 SL__DEF safeload_file *safeload_model_shard(const safeload_model *m, size_t i) {
     return m && i < m->n_shards ? m->shards[i] : NULL;
 }

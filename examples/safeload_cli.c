@@ -55,6 +55,7 @@ static const char usage_text[] =
         "  safeload keys PATH --expect NAMES_FILE\n"
         "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
         "  safeload show PATH NAME [--count N|all]\n"
+        "  safeload hash PATH [--tensors] [--json] [--threads N]\n"
         "  safeload sample OUT\n"
         "  safeload --version | --help\n"
         "A PATH or OUT that starts with '-' goes after \"--\" (safeload verify -- -x).\n"
@@ -392,6 +393,110 @@ static void json_string(FILE *o, const char *s, size_t n) {
     fputc('"', o);
 }
 
+/* A JSON writer for --json output (every command's): it places the commas, so a command
+   writes keys and values in order and nothing else. Strings go through json_string; numbers
+   are written exactly (uint64 in full). Nesting up to 32 levels. Every document carries
+   "schema": 1 first (jw_doc). */
+typedef struct jw { FILE *o; int depth; unsigned char more[32]; } jw;
+
+static void jw_sep(jw *w, const char *key) {
+    if (w->depth > 0 && w->more[w->depth - 1]) fputc(',', w->o);
+    if (w->depth > 0) w->more[w->depth - 1] = 1;
+    if (key) { json_string(w->o, key, strlen(key)); fputc(':', w->o); }
+}
+static void jw_open(jw *w, const char *key, char c) {
+    jw_sep(w, key);
+    fputc(c, w->o);
+    if (w->depth < 32) w->more[w->depth] = 0;
+    w->depth++;
+}
+static void jw_obj(jw *w, const char *key) { jw_open(w, key, '{'); }
+static void jw_arr(jw *w, const char *key) { jw_open(w, key, '['); }
+static void jw_end(jw *w, char c) {        /* '}' or ']'; the document's last adds a newline */
+    fputc(c, w->o);
+    if (--w->depth == 0) fputc('\n', w->o);
+}
+static void jw_str_n(jw *w, const char *key, const char *s, size_t n) {
+    jw_sep(w, key);
+    json_string(w->o, s, n);
+}
+static void jw_str(jw *w, const char *key, const char *s) {
+    if (!s) { jw_sep(w, key); fputs("null", w->o); }
+    else jw_str_n(w, key, s, strlen(s));
+}
+static void jw_u64(jw *w, const char *key, uint64_t v) {
+    jw_sep(w, key);
+    fprintf(w->o, "%llu", (unsigned long long)v);
+}
+static void jw_num(jw *w, const char *key, double v) {     /* finite; 17 digits read back */
+    jw_sep(w, key);
+    fprintf(w->o, "%.17g", v);
+}
+static void jw_bool(jw *w, const char *key, int v) {
+    jw_sep(w, key);
+    fputs(v ? "true" : "false", w->o);
+}
+static void jw_null(jw *w, const char *key) {
+    jw_sep(w, key);
+    fputs("null", w->o);
+}
+static void jw_doc(jw *w, FILE *o) {        /* {"schema":1, ... */
+    w->o = o;
+    w->depth = 0;
+    jw_obj(w, NULL);
+    jw_u64(w, "schema", 1);
+}
+
+/* An error in the one layout every command uses: "error: FILE: ID: message [tensor NAME]
+   (byte N)" on stderr and, with --json, {"schema":1,"error":{"id","message","file","tensor",
+   "offset"}} on stdout (file, tensor in full where the model knows them; null when none).
+   Returns rc, the command's exit status. */
+static int report_error(int json, const char *path, const safeload_error *e,
+                        const safeload_model *m, int rc) {
+    jw w;
+    where at;
+    const char *name;
+    size_t len;
+    print_error(path, e, m);
+    if (!json) return rc;
+    at = locate(e, path, m, NULL);
+    name = full_tensor(e, at.shard, &len);
+    jw_doc(&w, stdout);
+    jw_obj(&w, "error");
+    jw_str(&w, "id", safeload_result_id(e->code));
+    jw_str(&w, "message", e->message);
+    jw_str(&w, "file", at.file);
+    if (e->tensor[0]) jw_str_n(&w, "tensor", name, len);
+    else jw_null(&w, "tensor");
+    if (e->offset != SAFELOAD_NO_OFFSET) jw_u64(&w, "offset", e->offset);
+    else jw_null(&w, "offset");
+    jw_end(&w, '}');
+    jw_end(&w, '}');
+    return rc;
+}
+
+/* "warnings": the model's warnings, each in the error object's shape (they also go to
+   stderr, as for every command) */
+static void jw_warnings(jw *w, const char *path, const safeload_model *m) {
+    size_t k, hint = 0, len;
+    jw_arr(w, "warnings");
+    for (k = 0; m && k < safeload_model_warning_count(m); k++) {
+        const safeload_error *e = safeload_model_warning(m, k);
+        where at = locate(e, path, m, &hint);
+        const char *name = full_tensor(e, at.shard, &len);
+        jw_obj(w, NULL);
+        jw_str(w, "id", safeload_result_id(e->code));
+        jw_str(w, "message", e->message);
+        jw_str(w, "file", at.file);
+        if (e->tensor[0]) jw_str_n(w, "tensor", name, len);
+        else jw_null(w, "tensor");
+        if (e->offset != SAFELOAD_NO_OFFSET) jw_u64(w, "offset", e->offset);
+        else jw_null(w, "offset");
+        jw_end(w, '}');
+    }
+    jw_end(w, ']');
+}
+
 static const char *dtype_str(safeload_dtype d) {   /* a parsed file's dtypes all have names */
     const char *s = safeload_dtype_name(d);
     return s ? s : "?";
@@ -462,32 +567,97 @@ static void inspect_table(const safeload_file *f, const char *path, const safelo
     }
 }
 
-/* one line; the sharded form puts one of these in each shard object, where a tensor the index
-   does not list has "unlisted":true */
-static void inspect_json(const safeload_file *f, const safeload_model *m, size_t shard) {
+/* one shard (or the single file) as --json's "shards" entry */
+static void inspect_json(jw *w, const safeload_file *f, const safeload_model *m, size_t shard) {
     size_t i, n = safeload_tensor_count(f);
     uint32_t k;
-    printf("{\"header_bytes\":%llu,\"data_bytes\":%llu,\"metadata\":{",
-           (unsigned long long)safeload_header_size(f), (unsigned long long)safeload_data_size(f));
-    for (i = 0; i < safeload_metadata_count(f); i++) {
-        const safeload_kv *kv = safeload_metadata_at(f, i);
-        if (i) putchar(',');
-        json_string(stdout, kv->key, kv->key_len);
-        putchar(':');
-        json_string(stdout, kv->value, kv->value_len);
-    }
-    printf("},\"tensors\":[");
+    jw_obj(w, NULL);
+    jw_str(w, "file", safeload_file_path(f));
+    jw_u64(w, "header_bytes", safeload_header_size(f));
+    jw_u64(w, "data_bytes", safeload_data_size(f));
+    if (safeload_has_metadata(f)) {
+        jw_obj(w, "metadata");
+        for (i = 0; i < safeload_metadata_count(f); i++) {
+            const safeload_kv *kv = safeload_metadata_at(f, i);
+            jw_sep(w, NULL);
+            json_string(w->o, kv->key, kv->key_len);
+            fputc(':', w->o);
+            json_string(w->o, kv->value, kv->value_len);
+        }
+        jw_end(w, '}');
+    } else jw_null(w, "metadata");
+    jw_arr(w, "tensors");
     for (i = 0; i < n; i++) {
         const safeload_tensor *t = safeload_tensor_at(f, i);
-        if (i) putchar(',');
-        printf("{\"name\":");
-        json_string(stdout, t->name, t->name_len);
-        printf(",\"dtype\":\"%s\",\"shape\":[", dtype_str(t->dtype));
-        for (k = 0; k < t->rank; k++) printf("%s%llu", k ? "," : "", (unsigned long long)t->shape[k]);
-        printf("],\"data_offsets\":[%llu,%llu]%s}", (unsigned long long)t->begin,
-               (unsigned long long)t->end, unlisted(m, shard, t) ? ",\"unlisted\":true" : "");
+        jw_obj(w, NULL);
+        jw_str_n(w, "name", t->name, t->name_len);
+        jw_str(w, "dtype", dtype_str(t->dtype));
+        jw_arr(w, "shape");
+        for (k = 0; k < t->rank; k++) jw_u64(w, NULL, t->shape[k]);
+        jw_end(w, ']');
+        jw_arr(w, "data_offsets");
+        jw_u64(w, NULL, t->begin);
+        jw_u64(w, NULL, t->end);
+        jw_end(w, ']');
+        jw_u64(w, "offset", t->file_offset);
+        jw_u64(w, "elements", t->numel);
+        jw_bool(w, "unlisted", unlisted(m, shard, t));
+        jw_end(w, '}');
     }
-    printf("]}");
+    jw_end(w, ']');
+    jw_end(w, '}');
+}
+
+/* The model's tensors (not a shard's unlisted ones), counted per dtype */
+typedef struct dtype_sum { uint64_t tensors, params, bytes; } dtype_sum;
+static void summarize(const safeload_model *m, dtype_sum *by, dtype_sum *all) {
+    size_t k;
+    memset(by, 0, SAFELOAD_DTYPE_COUNT * sizeof *by);
+    memset(all, 0, sizeof *all);
+    for (k = 0; k < safeload_model_tensor_count(m); k++) {
+        const safeload_tensor *t = safeload_model_tensor_at(m, k, NULL);
+        dtype_sum *d = &by[(int)t->dtype < SAFELOAD_DTYPE_COUNT ? (int)t->dtype : 0];
+        d->tensors++, d->params += t->numel, d->bytes += t->nbytes;
+        all->tensors++, all->params += t->numel, all->bytes += t->nbytes;
+    }
+}
+
+/* "summary: 6 tensors, 4,000 parameters (BF16 2048, F16 1024, ...), 6792 bytes" */
+static void print_summary(const safeload_model *m) {
+    dtype_sum by[SAFELOAD_DTYPE_COUNT], all;
+    int d, first = 1;
+    summarize(m, by, &all);
+    printf("summary: %llu tensor%s, %llu parameter%s (", (unsigned long long)all.tensors,
+           plural(all.tensors), (unsigned long long)all.params, plural(all.params));
+    for (d = 1; d < SAFELOAD_DTYPE_COUNT; d++) {
+        if (!by[d].tensors) continue;
+        printf("%s%s %llu", first ? "" : ", ", dtype_str((safeload_dtype)d),
+               (unsigned long long)by[d].params);
+        first = 0;
+    }
+    printf("%s), %llu byte%s\n", first ? "none" : "", (unsigned long long)all.bytes,
+           plural(all.bytes));
+}
+
+static void jw_summary(jw *w, const safeload_model *m) {
+    dtype_sum by[SAFELOAD_DTYPE_COUNT], all;
+    int d;
+    summarize(m, by, &all);
+    jw_obj(w, "summary");
+    jw_u64(w, "tensors", all.tensors);
+    jw_u64(w, "parameters", all.params);
+    jw_u64(w, "bytes", all.bytes);
+    jw_obj(w, "by_dtype");
+    for (d = 1; d < SAFELOAD_DTYPE_COUNT; d++) {
+        if (!by[d].tensors) continue;
+        jw_obj(w, dtype_str((safeload_dtype)d));
+        jw_u64(w, "tensors", by[d].tensors);
+        jw_u64(w, "parameters", by[d].params);
+        jw_u64(w, "bytes", by[d].bytes);
+        jw_end(w, '}');
+    }
+    jw_end(w, '}');
+    jw_end(w, '}');
 }
 
 /* A file, an index or a directory: single files keep the exact single-file output. */
@@ -518,7 +688,8 @@ static int cmd_inspect(int argc, char **argv) {
     safeload_model *m;
     safeload_error e;
     safeload_result r;
-    size_t k, n, hint = 0;            /* hint: the shard of the last warning (locate) */
+    size_t k, n;
+    jw w;
     for (i = 0; i < argc; i++) {
         if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
         if (ends) {
@@ -530,51 +701,34 @@ static int cmd_inspect(int argc, char **argv) {
     }
     if (!path) return usage_error("inspect needs a PATH", NULL);
     r = open_model(path, &m, &e);
-    if (r != SAFELOAD_OK) { print_error(path, &e, NULL); return is_io(r) ? 2 : 1; }
+    if (r != SAFELOAD_OK) return report_error(json, path, &e, NULL, is_io(r) ? 2 : 1);
     n = safeload_model_shard_count(m);
-    if (!safeload_model_has_index(m)) {
-        if (json) { inspect_json(safeload_model_shard(m, 0), NULL, 0); putchar('\n'); }
-        else inspect_table(safeload_model_shard(m, 0), path, NULL, 0);
-    } else if (json) {
-        /* a sharded model: the index metadata, then each shard as a single-file object */
-        printf("{\"metadata\":{");
+    if (json) {
+        /* one shape for a file and a sharded model: the model's metadata (the index's, or
+           the file's), every file in "shards", the summary and the warnings */
+        jw_doc(&w, stdout);
+        jw_str(&w, "command", "inspect");
+        jw_str(&w, "path", path);
+        jw_bool(&w, "sharded", safeload_model_has_index(m));
+        jw_obj(&w, "metadata");
         for (k = 0; k < safeload_model_metadata_count(m); k++) {
             const safeload_kv *kv = safeload_model_metadata_at(m, k);
-            if (k) putchar(',');
+            jw_sep(&w, NULL);
             json_string(stdout, kv->key, kv->key_len);
             putchar(':');
-            json_string(stdout, kv->value, kv->value_len);
+            if (kv->value) json_string(stdout, kv->value, kv->value_len);
+            else fputs("null", stdout);
         }
-        printf("},\"shards\":[");
-        for (k = 0; k < n; k++) {
-            if (k) putchar(',');
-            printf("{\"file\":");
-            json_string(stdout, safeload_file_path(safeload_model_shard(m, k)),
-                        strlen(safeload_file_path(safeload_model_shard(m, k))));
-            printf(",\"checkpoint\":");
-            inspect_json(safeload_model_shard(m, k), m, k);
-            printf("}");
-        }
-        /* the warnings also go to stderr below, as for every command */
-        printf("],\"warnings\":[");
-        for (k = 0; k < safeload_model_warning_count(m); k++) {
-            const safeload_error *w = safeload_model_warning(m, k);
-            where at = locate(w, path, m, &hint);
-            const char *file = at.file, *name;
-            size_t len;
-            name = full_tensor(w, at.shard, &len);
-            if (k) putchar(',');
-            printf("{\"id\":\"%s\",\"file\":", safeload_result_id(w->code));
-            json_string(stdout, file, strlen(file));
-            printf(",\"tensor\":");
-            json_string(stdout, name, len);
-            if (w->offset != SAFELOAD_NO_OFFSET)
-                printf(",\"byte\":%llu", (unsigned long long)w->offset);
-            printf(",\"message\":");
-            json_string(stdout, w->message, strlen(w->message));
-            putchar('}');
-        }
-        printf("]}\n");
+        jw_end(&w, '}');
+        jw_arr(&w, "shards");
+        for (k = 0; k < n; k++) inspect_json(&w, safeload_model_shard(m, k), m, k);
+        jw_end(&w, ']');
+        jw_summary(&w, m);
+        jw_warnings(&w, path, m);
+        jw_end(&w, '}');
+    } else if (!safeload_model_has_index(m)) {
+        inspect_table(safeload_model_shard(m, 0), path, NULL, 0);
+        print_summary(m);
     } else {
         size_t nt = safeload_model_tensor_count(m);
         put_str(stdout, path);
@@ -585,7 +739,8 @@ static int cmd_inspect(int argc, char **argv) {
             printf("  index ");
             put_text(stdout, kv->key, kv->key_len, 0);
             printf(": ");
-            put_text(stdout, kv->value, kv->value_len, 0);
+            if (kv->value) put_text(stdout, kv->value, kv->value_len, 0);
+            else printf("(not a string or number)");
             putchar('\n');
         }
         for (k = 0; k < n; k++) {
@@ -593,6 +748,8 @@ static int cmd_inspect(int argc, char **argv) {
             inspect_table(safeload_model_shard(m, k), safeload_file_path(safeload_model_shard(m, k)),
                           m, k);
         }
+        printf("\n");
+        print_summary(m);
     }
     print_warnings(path, m);
     safeload_model_close(m);
@@ -733,7 +890,9 @@ static int cmd_load(int argc, char **argv) {
     safeload_error e;
     safeload_result r;
     bar_state bar;
-    int i, checksum = 0, ends = 0;    /* ends: after "--", every argument is a PATH */
+    int i, checksum = 0, ends = 0, json = 0;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    jw w;    /* ends: after "--", every argument is a PATH */
     double t0, t1, t2;
     static const char *const io_names[] = {"default", "read", "mmap", "direct", "auto"};
     char io_text[96];
@@ -761,6 +920,7 @@ static int cmd_load(int argc, char **argv) {
             d.progress = progress_bar;
             d.progress_user = &bar;
         } else if (strcmp(argv[i], "--checksum") == 0) checksum = 1;
+        else if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (!path && argv[i][0] != '-') path = argv[i];
         else if (i + 1 == argc && (strcmp(argv[i], "--threads") == 0 ||
                                    strcmp(argv[i], "--dtype") == 0 || strcmp(argv[i], "--io") == 0))
@@ -780,9 +940,9 @@ static int cmd_load(int argc, char **argv) {
     if (r != SAFELOAD_OK) {
         if (bar.shown) fputc('\n', stderr);
         if (m) print_warnings(path, m);         /* the model opened: what it found still holds */
-        print_error(path, &e, m);
+        r = (safeload_result)report_error(json, path, &e, m, is_io(r) ? 2 : 1);
         safeload_model_close(m);
-        return is_io(r) ? 2 : 1;
+        return (int)r;
     }
     print_warnings(path, m);
     /* auto: which files went direct (the page cache did not hold their bytes) */
@@ -792,22 +952,46 @@ static int cmd_load(int argc, char **argv) {
                  plural(safeload_model_shard_count(m)));
     else
         snprintf(io_text, sizeof io_text, "%s", io_names[st.io]);
-    printf("loaded: %llu tensor%s, %llu byte%s in %.3f s, %.2f GB/s (opened in %.3f s; %llu "
-           "byte%s written; %d thread%s, io %s)\n", (unsigned long long)l->count,
-           plural(l->count), (unsigned long long)st.bytes_read, plural(st.bytes_read), t2 - t1,
-           (double)st.bytes_read / 1e9 / (t2 - t1 > 0 ? t2 - t1 : 1e-9), t1 - t0,
-           (unsigned long long)st.bytes_written, plural(st.bytes_written), st.threads,
-           st.threads == 1 ? "" : "s", io_text);
     if (checksum) {
-        uint64_t h = 0xcbf29ce484222325ULL;
         size_t k;
         for (k = 0; k < l->count; k++) {
             const unsigned char *p = (const unsigned char *)l->tensors[k].data;
             uint64_t j;
             for (j = 0; j < l->tensors[k].nbytes; j++) { h ^= p[j]; h *= 0x100000001b3ULL; }
         }
-        printf("checksum: %016llx\n", (unsigned long long)h);
     }
+    if (json) {
+        char hex[17];
+        jw_doc(&w, stdout);
+        jw_str(&w, "command", "load");
+        jw_str(&w, "path", path);
+        jw_u64(&w, "tensors", l->count);
+        jw_u64(&w, "bytes_read", st.bytes_read);
+        jw_u64(&w, "bytes_written", st.bytes_written);
+        jw_num(&w, "seconds", t2 - t1);
+        jw_num(&w, "open_seconds", t1 - t0);
+        jw_num(&w, "gb_per_s", (double)st.bytes_read / 1e9 / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
+        jw_u64(&w, "threads", (uint64_t)st.threads);
+        jw_str(&w, "io", d.io == SAFELOAD_IO_AUTO ? "auto" : io_names[st.io]);
+        jw_u64(&w, "files", safeload_model_shard_count(m));
+        jw_u64(&w, "direct_files", (uint64_t)st.direct_files);
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+        if (checksum) jw_str(&w, "checksum", hex);
+        else jw_null(&w, "checksum");
+        jw_warnings(&w, path, m);
+        jw_end(&w, '}');
+        safeload_loaded_free(l);
+        safeload_model_close(m);
+        return 0;
+    }
+    printf("loaded: %llu tensor%s, %llu byte%s in %.3f s, %.2f GB/s (opened in %.3f s; %llu "
+           "byte%s written; %d thread%s, io %s)\n", (unsigned long long)l->count,
+           plural(l->count), (unsigned long long)st.bytes_read, plural(st.bytes_read), t2 - t1,
+           (double)st.bytes_read / 1e9 / (t2 - t1 > 0 ? t2 - t1 : 1e-9), t1 - t0,
+           (unsigned long long)st.bytes_written, plural(st.bytes_written), st.threads,
+           st.threads == 1 ? "" : "s", io_text);
+    if (checksum)
+        printf("checksum: %016llx\n", (unsigned long long)h);
     safeload_loaded_free(l);
     safeload_model_close(m);
     return 0;
@@ -2081,6 +2265,488 @@ static int cmd_show(int argc, char **argv) {
     return 0;
 }
 
+/* ---- hash ---- */
+
+/* SHA-256 as FIPS 180-4 specifies it: the constants are the first 32 bits of the fractional
+   parts of the cube roots of the first 64 primes (K) and of the square roots of the first 8
+   (the initial state). Written here so the tool needs no library for it. */
+static const uint32_t sha256_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2};
+
+typedef struct sha256 {
+    uint32_t h[8];
+    uint64_t len;
+    unsigned char buf[64];
+    size_t fill;
+    int ni;                     /* the SHA extensions (sha256_use_ni) */
+} sha256;
+
+static void sha256_init(sha256 *s, int ni) {
+    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->h, h0, sizeof h0);
+    s->len = 0;
+    s->fill = 0;
+    s->ni = ni;
+}
+
+#define SHA_ROR(x, n) ((x) >> (n) | (x) << (32 - (n)))
+static void sha256_blocks(uint32_t *h, const unsigned char *p, size_t blocks) {
+    uint32_t w[64], a, b, c, d, e, f, g, k, t1, t2;
+    int i;
+    for (; blocks--; p += 64) {
+        for (i = 0; i < 16; i++)
+            w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+                   (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+        for (i = 16; i < 64; i++) {
+            uint32_t s0 = SHA_ROR(w[i - 15], 7) ^ SHA_ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            uint32_t s1 = SHA_ROR(w[i - 2], 17) ^ SHA_ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+        for (i = 0; i < 64; i++) {
+            t1 = k + (SHA_ROR(e, 6) ^ SHA_ROR(e, 11) ^ SHA_ROR(e, 25)) + ((e & f) ^ (~e & g)) +
+                 sha256_k[i] + w[i];
+            t2 = (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            k = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+        }
+        h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
+    }
+}
+#undef SHA_ROR
+
+/* x86-64 SHA extensions (Goldmont, Ice Lake, Zen and later): two rounds an instruction, about
+   four times the portable loop. The state sits in two registers as ABEF and CDGH; W[16..63]
+   come four at a time from sha256msg1 (W[t-16] + s0(W[t-15])), the four words W[t-7] and
+   sha256msg2 (+ s1(W[t-2])). */
+#if defined(SL__HAVE_AVX) && defined(SL__GNUC) && defined(__x86_64__)
+#  include <immintrin.h>
+#  define CLI_SHA_NI 1
+__attribute__((target("sha,sse4.1")))
+static void sha256_blocks_ni(uint32_t *h, const unsigned char *p, size_t blocks) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)h), 0xB1);
+    __m128i s1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)(h + 4)), 0x1B);
+    __m128i s0 = _mm_alignr_epi8(t, s1, 8);                            /* ABEF */
+    s1 = _mm_blend_epi16(s1, t, 0xF0);                                 /* CDGH */
+    for (; blocks--; p += 64) {
+        __m128i m[4], k, save0 = s0, save1 = s1;
+        int i;
+        for (i = 0; i < 4; i++)
+            m[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i)),
+                                    swap);
+        for (i = 0; i < 16; i++) {
+            __m128i *w = &m[i & 3];
+            if (i >= 4)
+                *w = _mm_sha256msg2_epu32(
+                    _mm_add_epi32(_mm_sha256msg1_epu32(*w, m[(i + 1) & 3]),
+                                  _mm_alignr_epi8(m[(i + 3) & 3], m[(i + 2) & 3], 4)),
+                    m[(i + 3) & 3]);
+            k = _mm_add_epi32(*w, _mm_loadu_si128((const __m128i *)(const void *)(sha256_k + 4 * i)));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, k);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(k, 0x0E));
+        }
+        s0 = _mm_add_epi32(s0, save0);
+        s1 = _mm_add_epi32(s1, save1);
+    }
+    t = _mm_shuffle_epi32(s0, 0x1B);                                   /* ABEF -> ABCD, EFGH */
+    s1 = _mm_shuffle_epi32(s1, 0xB1);
+    _mm_storeu_si128((__m128i *)(void *)h, _mm_blend_epi16(t, s1, 0xF0));
+    _mm_storeu_si128((__m128i *)(void *)(h + 4), _mm_alignr_epi8(s1, t, 8));
+}
+#endif
+
+/* The SHA extensions where the CPU has them (CPUID 7.EBX bit 29, with SSSE3 and SSE4.1), unless
+   SAFELOAD_SIMD=scalar asks for the portable code (the tests run both). */
+static int sha256_use_ni(void) {
+#if defined(CLI_SHA_NI)
+    unsigned r0[4], r1[4], r7[4];
+    const char *env = getenv("SAFELOAD_SIMD");
+    if (env && same_word(env, "scalar")) return 0;
+    sl__cpuid(0, 0, r0);
+    if (r0[0] < 7) return 0;
+    sl__cpuid(1, 0, r1);
+    sl__cpuid(7, 0, r7);
+    return (r7[1] >> 29 & 1) && (r1[2] >> 9 & 1) && (r1[2] >> 19 & 1);
+#else
+    return 0;
+#endif
+}
+
+static void sha256_run(sha256 *s, const unsigned char *p, size_t blocks) {
+#if defined(CLI_SHA_NI)
+    if (s->ni) { sha256_blocks_ni(s->h, p, blocks); return; }
+#endif
+    sha256_blocks(s->h, p, blocks);
+}
+
+static void sha256_update(sha256 *s, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    s->len += n;
+    if (s->fill) {
+        size_t take = 64 - s->fill < n ? 64 - s->fill : n;
+        memcpy(s->buf + s->fill, p, take);
+        s->fill += take, p += take, n -= take;
+        if (s->fill < 64) return;
+        sha256_run(s, s->buf, 1);
+        s->fill = 0;
+    }
+    sha256_run(s, p, n / 64);
+    memcpy(s->buf, p + n / 64 * 64, n % 64);
+    s->fill = n % 64;
+}
+
+/* the digest as 64 lowercase hex digits and a NUL */
+static void sha256_final(sha256 *s, char hex[65]) {
+    uint64_t bits = s->len * 8;
+    unsigned char pad[72];
+    size_t n = (s->fill < 56 ? 56 : 120) - s->fill, i;
+    memset(pad, 0, sizeof pad);
+    pad[0] = 0x80;
+    for (i = 0; i < 8; i++) pad[n + i] = (unsigned char)(bits >> (56 - 8 * i));
+    sha256_update(s, pad, n + 8);
+    for (i = 0; i < 32; i++)
+        sprintf(hex + 2 * i, "%02x", (unsigned)(s->h[i / 4] >> (24 - 8 * (i % 4)) & 0xFF));
+}
+
+/* hash's work: ranges of files read in chunks, each a job a pool thread takes. A whole-file
+   job digests the file; a tensor job digests each tensor of a run of consecutive ones (the
+   tensors tile the data section, so one sequential read serves them all); with no digest at
+   all (verify --data) it reads every byte, to find a read that fails or a file that was cut. */
+enum { HASH_FILES, HASH_TENSORS, HASH_READ };
+typedef struct hash_job {
+    const char *path;
+    const safeload_file *f;     /* tensor jobs: the shard */
+    size_t shard, t0, t1;       /* tensors t0..t1-1 of the shard; digests at slot0.. */
+    size_t slot0;
+    uint64_t lo, hi;            /* bytes lo..hi-1 */
+} hash_job;
+typedef struct hash_fail {
+    int set;
+    size_t job;                 /* the first failing job in job order wins: deterministic */
+    safeload_result code;
+    uint64_t offset;
+    const safeload_tensor *tensor;
+    char message[160];
+} hash_fail;
+typedef struct hash_run {
+    int mode, ni;
+    hash_job *jobs;
+    size_t n_jobs, next;
+    char (*digest)[65];         /* per job (files) or per tensor slot */
+    sl__mutex mu;               /* next, fail */
+    hash_fail fail;
+    size_t chunk;
+} hash_run;
+
+static void hash_failed(hash_run *R, size_t j, safeload_result code, uint64_t off,
+                        const safeload_tensor *t, const char *msg) {
+    sl__mutex_lock(&R->mu);
+    if (!R->fail.set || j < R->fail.job) {
+        R->fail.set = 1;
+        R->fail.job = j;
+        R->fail.code = code;
+        R->fail.offset = off;
+        R->fail.tensor = t;
+        snprintf(R->fail.message, sizeof R->fail.message, "%s", msg);
+    }
+    sl__mutex_unlock(&R->mu);
+}
+
+/* The tool reads with the library's file layer (sl__os_open, sl__os_pread: UTF-8 and long
+   paths on Windows, EINTR, 64-bit offsets) and runs on its pool: the CLI builds the
+   implementation, so these are at hand. */
+static uint64_t tensor_end(const safeload_file *f, size_t i) {
+    const safeload_tensor *t = safeload_tensor_at(f, i);
+    return t->file_offset + t->nbytes;
+}
+
+static void hash_one(hash_run *R, size_t j, unsigned char *buf) {
+    const hash_job *J = &R->jobs[j];
+    safeload_allocator a;
+    sl__os_file fd;
+    uint64_t size, pos = J->lo;
+    size_t ti = J->t0;
+    const safeload_tensor *t = NULL;
+    sha256 s;
+    char msg[160];
+    int e;
+    memset(&a, 0, sizeof a);
+    if ((e = sl__os_open(J->path, 0, &a, &fd, &size)) != 0) {
+        snprintf(msg, sizeof msg, "cannot open: %s (error %d)", sl__os_why(e, "open failed"), e);
+        hash_failed(R, j, SAFELOAD_IO_ERROR, SAFELOAD_NO_OFFSET, NULL, msg);
+        return;
+    }
+    sha256_init(&s, R->ni);
+    for (;;) {
+        int64_t got = 0;
+        size_t k = 0;
+        /* tensors that end here (zero-sized ones too) are done; the next one starts */
+        while (R->mode != HASH_FILES && ti < J->t1 && tensor_end(J->f, ti) <= pos) {
+            if (R->mode == HASH_TENSORS) sha256_final(&s, R->digest[J->slot0 + ti - J->t0]);
+            sha256_init(&s, R->ni);
+            ti++;
+        }
+        if (pos >= J->hi) break;
+        if (R->fail.set && R->fail.job < j) break;          /* an earlier job failed */
+        t = R->mode != HASH_FILES && ti < J->t1 ? safeload_tensor_at(J->f, ti) : NULL;
+        {
+            uint64_t want = J->hi - pos < R->chunk ? J->hi - pos : R->chunk;
+            got = sl__os_pread(fd, buf, (size_t)want, pos);
+        }
+        if (got == 0 && R->mode == HASH_FILES) { pos = J->hi; break; }  /* the whole file */
+        if (got <= 0) {
+            if (got == 0)
+                snprintf(msg, sizeof msg, "the file ends at byte %llu, %llu byte%s short of "
+                         "the data it held when opened", (unsigned long long)pos,
+                         (unsigned long long)(J->hi - pos), plural(J->hi - pos));
+            else
+                snprintf(msg, sizeof msg, "read at byte %llu failed: %s (error %lld)",
+                         (unsigned long long)pos, sl__why64(-got), (long long)-got);
+            hash_failed(R, j, got == 0 ? SAFELOAD_UNEXPECTED_EOF : SAFELOAD_IO_ERROR, pos, t,
+                        msg);
+            break;
+        }
+        if (R->mode == HASH_FILES) sha256_update(&s, buf, (size_t)got);
+        else if (R->mode == HASH_TENSORS) {
+            while (k < (size_t)got) {              /* split the chunk at tensor ends */
+                uint64_t end;
+                size_t n;
+                while (ti < J->t1 && tensor_end(J->f, ti) <= pos + k) {
+                    sha256_final(&s, R->digest[J->slot0 + ti - J->t0]);
+                    sha256_init(&s, R->ni);
+                    ti++;
+                }
+                if (ti == J->t1) break;
+                end = tensor_end(J->f, ti);
+                n = end - (pos + k) < (uint64_t)got - k ? (size_t)(end - (pos + k))
+                                                        : (size_t)got - k;
+                sha256_update(&s, buf + k, n);
+                k += n;
+            }
+        }
+        pos += (uint64_t)got;
+    }
+    if (R->mode == HASH_FILES && pos == J->hi && !(R->fail.set && R->fail.job <= j))
+        sha256_final(&s, R->digest[j]);
+    sl__os_close(fd);
+}
+
+static void hash_worker(void *ctx, int worker) {
+    hash_run *R = (hash_run *)ctx;
+    unsigned char *buf = (unsigned char *)malloc(R->chunk);
+    (void)worker;
+    for (;;) {
+        size_t j;
+        sl__mutex_lock(&R->mu);
+        j = R->next++;
+        sl__mutex_unlock(&R->mu);
+        if (j >= R->n_jobs) break;
+        if (!buf) { hash_failed(R, j, SAFELOAD_OUT_OF_MEMORY, SAFELOAD_NO_OFFSET, NULL,
+                                "out of memory for the read buffer"); break; }
+        hash_one(R, j, buf);
+    }
+    free(buf);
+}
+
+/* Runs the jobs on a pool of `threads` (0: the default). 0, or the failure in R->fail. */
+static int hash_go(hash_run *R, int threads) {
+    safeload_pool *pool = NULL;
+    safeload_error e;
+    if (sl__mutex_init(&R->mu) != 0) return -1;
+    R->next = 0;
+    R->fail.set = 0;
+    if (!R->chunk) R->chunk = (size_t)4 << 20;
+    R->ni = sha256_use_ni();
+    if (safeload_pool_create(&pool, threads, &e) != SAFELOAD_OK) pool = NULL;   /* one thread */
+    sl__pool_run(pool, hash_worker, R, pool ? safeload_pool_threads(pool) : 1);
+    safeload_pool_destroy(pool);
+    sl__mutex_destroy(&R->mu);
+    return R->fail.set;
+}
+
+/* Tensor jobs over the model's shards: runs of consecutive tensors of about `target` bytes
+   (a bigger tensor alone), so the threads share a single big file too. Slots: the shard's
+   tensors in order, shard after shard. *slots receives the count. NULL: out of memory. */
+static hash_job *tensor_jobs(const safeload_model *m, uint64_t target, size_t *n_jobs,
+                             size_t *slots) {
+    size_t k, cap = 16, n = 0, slot = 0;
+    hash_job *jobs = (hash_job *)malloc(cap * sizeof *jobs);
+    for (k = 0; jobs && k < safeload_model_shard_count(m); k++) {
+        const safeload_file *f = safeload_model_shard(m, k);
+        size_t i = 0, nt = safeload_tensor_count(f);
+        while (i < nt) {
+            hash_job *J;
+            uint64_t bytes = 0;
+            if (n == cap) {
+                hash_job *nj = (hash_job *)realloc(jobs, (cap *= 2) * sizeof *jobs);
+                if (!nj) { free(jobs); return NULL; }
+                jobs = nj;
+            }
+            J = &jobs[n++];
+            J->path = safeload_file_path(f);
+            J->f = f;
+            J->shard = k;
+            J->t0 = i;
+            J->slot0 = slot + i;
+            J->lo = safeload_tensor_at(f, i)->file_offset;
+            while (i < nt && (bytes == 0 || bytes + safeload_tensor_at(f, i)->nbytes <= target))
+                bytes += safeload_tensor_at(f, i++)->nbytes;
+            J->t1 = i;
+            J->hi = J->lo + bytes;
+        }
+        slot += nt;
+    }
+    *n_jobs = n;
+    *slots = slot;
+    return jobs;
+}
+
+static int cmp_path(const void *a, const void *b) {
+    return strcmp(((const hash_job *)a)->path, ((const hash_job *)b)->path);
+}
+typedef struct named_digest { const char *name; size_t len; const char *hex; } named_digest;
+static int cmp_named(const void *a, const void *b) {
+    const named_digest *x = (const named_digest *)a, *y = (const named_digest *)b;
+    int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+    return c ? c : x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Does put_text write the n bytes at s other than as they are? */
+static int escaped(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i, k;
+    for (i = 0; i < n; i++) {
+        if (u[i] < 0x20 || u[i] == 0x7F || u[i] == '\\') return 1;
+        if (u[i] < 0x80) continue;
+        if ((k = utf8_len(u + i, n - i)) == 0 || invisible(u + i, k)) return 1;
+        i += k - 1;
+    }
+    return 0;
+}
+
+/* One line in sha256sum's format, "HEX  NAME". A name put_text escapes (a backslash, control
+   bytes, bytes that are not UTF-8) has the line start with '\', as sha256sum marks its
+   escaped names. */
+static void hash_line(const char *hex, const char *name, size_t len) {
+    printf("%s%s  ", escaped(name, len) ? "\\" : "", hex);
+    put_text(stdout, name, len, 0);
+    putchar('\n');
+}
+
+static int cmd_hash(int argc, char **argv) {
+    const char *path = NULL;
+    int tensors = 0, json = 0, threads = 0, i, ends = 0, rc = 0;
+    safeload_model *m = NULL;
+    safeload_error e;
+    safeload_result r;
+    hash_run R;
+    named_digest *list = NULL;
+    size_t k, n = 0, slots = 0;
+    jw w;
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!ends && strcmp(a, "--") == 0) { ends = 1; continue; }
+        if (!ends && strcmp(a, "--tensors") == 0) tensors = 1;
+        else if (!ends && strcmp(a, "--json") == 0) json = 1;
+        else if (!ends && strcmp(a, "--threads") == 0 && i + 1 < argc) {
+            if (!parse_threads(argv[++i], &threads))
+                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
+        } else if (!ends && strcmp(a, "--threads") == 0) {
+            return usage_error("a value is missing after", a);
+        } else if (!ends && a[0] == '-') return usage_error("unknown option", a);
+        else if (path) return usage_error("more than one PATH:", a);
+        else path = a;
+    }
+    if (!path) return usage_error("hash needs a PATH", NULL);
+    r = open_model(path, &m, &e);
+    if (r != SAFELOAD_OK) return report_error(json, path, &e, NULL, is_io(r) ? 2 : 1);
+    print_warnings(path, m);
+    memset(&R, 0, sizeof R);
+    if (!tensors) {            /* every shard, and the index */
+        size_t nf = safeload_model_shard_count(m);
+        R.mode = HASH_FILES;
+        R.jobs = (hash_job *)calloc(nf + 1, sizeof *R.jobs);
+        if (R.jobs) {
+            for (k = 0; k < nf; k++) R.jobs[k].path = safeload_file_path(safeload_model_shard(m, k));
+            if (safeload_model_has_index(m)) R.jobs[nf++].path = safeload_model_path(m);
+            for (k = 0; k < nf; k++) R.jobs[k].hi = UINT64_MAX;
+            qsort(R.jobs, nf, sizeof *R.jobs, cmp_path);
+        }
+        R.n_jobs = nf;
+        slots = nf;
+    } else {
+        R.mode = HASH_TENSORS;
+        R.jobs = tensor_jobs(m, (uint64_t)64 << 20, &R.n_jobs, &slots);
+    }
+    R.digest = (char (*)[65])calloc(slots + 1, 65);
+    if (!R.jobs || !R.digest || hash_go(&R, threads) < 0) {
+        sl__fail(&e, SAFELOAD_OUT_OF_MEMORY, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                 "out of memory");
+        rc = report_error(json, path, &e, m, 2);
+    } else if (R.fail.set) {
+        const hash_job *J = &R.jobs[R.fail.job];
+        const safeload_tensor *t = R.fail.tensor;
+        sl__fail(&e, R.fail.code, J->path, R.fail.offset, t ? t->name : NULL,
+                 t ? t->name_len : 0, "%s", R.fail.message);
+        rc = report_error(json, path, &e, m, 2);
+    } else if (!tensors) {
+        if (json) { jw_doc(&w, stdout); jw_str(&w, "command", "hash"); jw_arr(&w, "files"); }
+        for (k = 0; k < R.n_jobs; k++) {
+            if (!json) { hash_line(R.digest[k], R.jobs[k].path, strlen(R.jobs[k].path)); continue; }
+            jw_obj(&w, NULL);
+            jw_str(&w, "file", R.jobs[k].path);
+            jw_str(&w, "sha256", R.digest[k]);
+            jw_end(&w, '}');
+        }
+        if (json) { jw_end(&w, ']'); jw_end(&w, '}'); }
+    } else {
+        size_t slot = 0;
+        list = (named_digest *)malloc((safeload_model_tensor_count(m) + 1) * sizeof *list);
+        for (k = 0; list && k < safeload_model_shard_count(m); k++) {
+            const safeload_file *f = safeload_model_shard(m, k);
+            size_t j;
+            for (j = 0; j < safeload_tensor_count(f); j++, slot++) {
+                const safeload_tensor *t = safeload_tensor_at(f, j);
+                if (unlisted(m, k, t)) continue;
+                list[n].name = t->name;
+                list[n].len = t->name_len;
+                list[n++].hex = R.digest[slot];
+            }
+        }
+        if (!list) {
+            sl__fail(&e, SAFELOAD_OUT_OF_MEMORY, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "out of memory");
+            rc = report_error(json, path, &e, m, 2);
+        } else {
+            qsort(list, n, sizeof *list, cmp_named);
+            if (json) { jw_doc(&w, stdout); jw_str(&w, "command", "hash"); jw_arr(&w, "tensors"); }
+            for (k = 0; k < n; k++) {
+                if (!json) { hash_line(list[k].hex, list[k].name, list[k].len); continue; }
+                jw_obj(&w, NULL);
+                jw_str_n(&w, "name", list[k].name, list[k].len);
+                jw_str(&w, "sha256", list[k].hex);
+                jw_end(&w, '}');
+            }
+            if (json) { jw_end(&w, ']'); jw_end(&w, '}'); }
+        }
+    }
+    free(list);
+    free(R.digest);
+    free(R.jobs);
+    safeload_model_close(m);
+    return rc;
+}
+
 /* ---- keys ---- */
 
 static int cmd_keys(int argc, char **argv) {
@@ -2242,6 +2908,7 @@ static int run(int argc, char **argv) {
     if (strcmp(argv[1], "keys") == 0) return cmd_keys(argc - 2, argv + 2);
     if (strcmp(argv[1], "convert") == 0) return cmd_convert(argc - 2, argv + 2);
     if (strcmp(argv[1], "show") == 0) return cmd_show(argc - 2, argv + 2);
+    if (strcmp(argv[1], "hash") == 0) return cmd_hash(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) { printf("safeload %s\n", SAFELOAD_VERSION_STRING); return 0; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_text, stdout);

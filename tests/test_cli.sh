@@ -18,11 +18,33 @@ mk() {
     printf '%s%s' "$2" "${3:-}" >> "$1"
 }
 
+# layout: inspect --json's document (stdin) cut to the fields these checks compare, in the
+# compact order they are written: a file's header, metadata and tensors (and, sharded, each
+# shard's file and the warnings); the other fields are checked by the schema checks below
+layout() {
+    python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+def shard(s):
+    ts = []
+    for t in s["tensors"]:
+        o = {"name": t["name"], "dtype": t["dtype"], "shape": t["shape"], "data_offsets": t["data_offsets"]}
+        if t["unlisted"]: o["unlisted"] = True
+        ts.append(o)
+    return {"header_bytes": s["header_bytes"], "data_bytes": s["data_bytes"], "metadata": s["metadata"], "tensors": ts}
+if not d["sharded"]:
+    o = shard(d["shards"][0])
+else:
+    o = {"metadata": d["metadata"], "shards": [{"file": s["file"], "checkpoint": shard(s)} for s in d["shards"]],
+         "warnings": [{"id": w["id"], "file": w["file"], "tensor": w["tensor"], "byte": w["offset"], "message": w["message"]} for w in d["warnings"]]}
+print(json.dumps(o, separators=(",", ":"), ensure_ascii=False))'
+}
+
 # a valid sample: sample, verify, inspect --json
 run $RUNNER "$CLI" sample "$T/s.safetensors"; check "sample exit" 0 "$rc"
 run $RUNNER "$CLI" verify "$T/s.safetensors"
 check "verify ok line" "ok: $T/s.safetensors: 6 tensors, 6792 bytes" "$out"; check "verify ok exit" 0 "$rc"
-run $RUNNER "$CLI" inspect --json "$T/s.safetensors"
+run $RUNNER "$CLI" inspect --json "$T/s.safetensors"; out=$(printf '%s' "$out" | layout)
 sjson='{"header_bytes":560,"data_bytes":6792,"metadata":{"format":"pt","source":"safeload sample"},"tensors":[{"name":"lm_head.scale","dtype":"F64","shape":[],"data_offsets":[0,8]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[8,136]},{"name":"model.embed_tokens.weight","dtype":"BF16","shape":[64,32],"data_offsets":[136,4232]},{"name":"empty.bias","dtype":"F16","shape":[0],"data_offsets":[4232,4232]},{"name":"model.layers.0.self_attn.q_proj.weight","dtype":"F16","shape":[32,32],"data_offsets":[4232,6280]},{"name":"model.layers.0.mlp.experts.3.up_proj.weight","dtype":"F8_E4M3","shape":[16,32],"data_offsets":[6280,6792]}]}'
 check "inspect json" '{"header_bytes":560,"data_bytes":6792,"metadata":{"format":"pt","source":"safeload sample"},"tensors":[{"name":"lm_head.scale","dtype":"F64","shape":[],"data_offsets":[0,8]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[8,136]},{"name":"model.embed_tokens.weight","dtype":"BF16","shape":[64,32],"data_offsets":[136,4232]},{"name":"empty.bias","dtype":"F16","shape":[0],"data_offsets":[4232,4232]},{"name":"model.layers.0.self_attn.q_proj.weight","dtype":"F16","shape":[32,32],"data_offsets":[4232,6280]},{"name":"model.layers.0.mlp.experts.3.up_proj.weight","dtype":"F8_E4M3","shape":[16,32],"data_offsets":[6280,6792]}]}' "$out"
 run $RUNNER "$CLI" inspect "$T/s.safetensors"; check "inspect exit" 0 "$rc"
@@ -147,7 +169,7 @@ fi
 # an index with one shard and no metadata still prints the sharded JSON form
 mkdir "$T/one"; cp "$T/s.safetensors" "$T/one/m.safetensors"
 printf '{"weight_map": {"lm_head.scale": "m.safetensors"}}' > "$T/one/model.safetensors.index.json"
-run $RUNNER "$CLI" inspect --json "$T/one"; check "inspect one-shard index exit" 0 "$rc"
+run $RUNNER "$CLI" inspect --json "$T/one"; check "inspect one-shard index exit" 0 "$rc"; out=$(printf "%s" "$out" | layout)
 # the five tensors the index leaves out are marked, and each has a warning (with its byte)
 ujson=$(printf '%s' "$sjson" | sed 's/\("data_offsets":\[[0-9]*,[0-9]*\]\)}/\1,"unlisted":true}/g; s/"data_offsets":\[0,8\],"unlisted":true/"data_offsets":[0,8]/')
 uw() { printf '{"id":"INDEX_UNLISTED_TENSOR","file":"%s","tensor":"%s","byte":%s,"message":"tensor is in this shard but not in %s'"'"'s weight_map; it is left out of the model"}' "$T/one/m.safetensors" "$1" "$2" "$T/one/model.safetensors.index.json"; }
@@ -221,8 +243,8 @@ mk "$T/two/b.safetensors" '{"y":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}
 printf '{"metadata":{"total_size":3},"weight_map":{"z":"a.safetensors","y":"b.safetensors"}}' > "$T/two/model.safetensors.index.json"
 run $RUNNER "$CLI" inspect "$T/two"; check "inspect sharded header" "$T/two: 2 shards, 2 tensors" "$(printf '%s\n' "$out" | head -n 1)"
 run $RUNNER "$CLI" inspect "$T/one"; check "inspect one-shard header" "$T/one: 1 shard, 1 tensor" "$(printf '%s\n' "$out" | head -n 1)"
-run $RUNNER "$CLI" inspect --json "$T/two"
-check "sharded json" "{\"metadata\":{\"total_size\":\"3\"},\"shards\":[{\"file\":\"$T/two/a.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":1,\"metadata\":{},\"tensors\":[{\"name\":\"z\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}]}},{\"file\":\"$T/two/b.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":2,\"metadata\":{},\"tensors\":[{\"name\":\"y\",\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}]}}],\"warnings\":[]}" "$out"
+run $RUNNER "$CLI" inspect --json "$T/two"; out=$(printf "%s" "$out" | layout)
+check "sharded json" "{\"metadata\":{\"total_size\":\"3\"},\"shards\":[{\"file\":\"$T/two/a.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":1,\"metadata\":null,\"tensors\":[{\"name\":\"z\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}]}},{\"file\":\"$T/two/b.safetensors\",\"checkpoint\":{\"header_bytes\":53,\"data_bytes\":2,\"metadata\":null,\"tensors\":[{\"name\":\"y\",\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}]}}],\"warnings\":[]}" "$out"
 check "sharded json lines" 1 "$($RUNNER "$CLI" inspect --json "$T/two" | wc -l | tr -d ' ')"
 
 # paths given print escaped everywhere: control bytes as \xNN, a backslash as \\ (a name with
@@ -254,11 +276,12 @@ mk "$T/bs.safetensors" "$hdr" xy
 run $RUNNER "$CLI" inspect "$T/bs.safetensors"
 check "inspect backslash" 'name     dtype        shape                       size  offset
 a\\x0ab  U8           [1]                          1 B  0
-a\x0ab   U8           [1]                          1 B  1' "$(printf '%s\n' "$out" | sed 1d)"
+a\x0ab   U8           [1]                          1 B  1
+summary: 2 tensors, 2 parameters (U8 2), 2 bytes' "$(printf '%s\n' "$out" | sed 1d)"
 # columns line up by characters, not bytes (a UTF-8 name takes one column per character)
 mk "$T/utf.safetensors" "{\"caf$(printf '\303\251')\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"xy\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}" xy
 run $RUNNER "$CLI" inspect "$T/utf.safetensors"
-check "inspect utf-8 width" "$(printf 'name  dtype        shape                       size  offset\ncaf\303\251  U8           [1]                          1 B  0\nxy    U8           [1]                          1 B  1')" "$(printf '%s\n' "$out" | sed 1d)"
+check "inspect utf-8 width" "$(printf 'name  dtype        shape                       size  offset\ncaf\303\251  U8           [1]                          1 B  0\nxy    U8           [1]                          1 B  1\nsummary: 2 tensors, 2 parameters (U8 2), 2 bytes')" "$(printf '%s\n' "$out" | sed 1d)"
 run $RUNNER "$CLI" inspect --json "$T/bs.safetensors"
 case "$out" in *'"tensors":[{"name":"a\\x0ab",'*'{"name":"a\nb",'*) ;; *) echo "FAIL: json backslash: $out"; fail=1;; esac
 
@@ -416,7 +439,7 @@ check "offset beside a path holding it" "warning: $T/byte 131/m.safetensors: IND
 # convert: every tensor into one file, cast where a cast exists, metadata kept
 run $RUNNER "$CLI" convert "$T/s.safetensors" "$T/c32.safetensors" --dtype f32
 check "convert f32" "0 wrote $T/c32.safetensors: 6 tensors, 14468 bytes of data (5 cast to F32, 1 as stored)" "$rc $out"
-run $RUNNER "$CLI" inspect --json "$T/c32.safetensors"
+run $RUNNER "$CLI" inspect --json "$T/c32.safetensors"; out=$(printf '%s' "$out" | layout)
 check "convert f32 layout" '{"header_bytes":560,"data_bytes":14468,"metadata":{"format":"pt","source":"safeload sample"},"tensors":[{"name":"empty.bias","dtype":"F32","shape":[0],"data_offsets":[0,0]},{"name":"lm_head.scale","dtype":"F32","shape":[],"data_offsets":[0,4]},{"name":"model.embed_tokens.weight","dtype":"F32","shape":[64,32],"data_offsets":[4,8196]},{"name":"model.layers.0.mlp.experts.3.up_proj.weight","dtype":"F32","shape":[16,32],"data_offsets":[8196,10244]},{"name":"model.layers.0.self_attn.q_proj.weight","dtype":"F32","shape":[32,32],"data_offsets":[10244,14340]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[14340,14468]}]}' "$out"
 # the values, against an independent decoding of the sample's BF16, F16, F64, E4M3 and F32
 if command -v python3 > /dev/null 2>&1; then
@@ -455,8 +478,8 @@ cmp -s "$T/s.safetensors" "$T/s2.safetensors" || { echo "FAIL: convert of the sa
 # shards merged into one file (the first shard's metadata: none here)
 run $RUNNER "$CLI" convert --dtype=bf16 "$T/two" "$T/merged.safetensors"
 check "convert shards" "0 wrote $T/merged.safetensors: 2 tensors, 3 bytes of data (as stored)" "$rc $out"
-run $RUNNER "$CLI" inspect --json "$T/merged.safetensors"
-check "convert shards layout" '{"header_bytes":112,"data_bytes":3,"metadata":{},"tensors":[{"name":"y","dtype":"U8","shape":[2],"data_offsets":[0,2]},{"name":"z","dtype":"U8","shape":[1],"data_offsets":[2,3]}]}' "$out"
+run $RUNNER "$CLI" inspect --json "$T/merged.safetensors"; out=$(printf "%s" "$out" | layout)
+check "convert shards layout" '{"header_bytes":112,"data_bytes":3,"metadata":null,"tensors":[{"name":"y","dtype":"U8","shape":[2],"data_offsets":[0,2]},{"name":"z","dtype":"U8","shape":[1],"data_offsets":[2,3]}]}' "$out"
 check "convert shards data" "yyx" "$(tail -c 3 "$T/merged.safetensors")"
 # in place (the file is replaced atomically after the load), and the errors
 cp "$T/s.safetensors" "$T/inplace.safetensors"
@@ -828,6 +851,139 @@ run $RUNNER "$CLI" verify "$T/p640.safetensors"; check "pickle-looking valid fil
 mk "$T/p640c.safetensors" "$hdr$pad" a       # cut: its own error, not NOT_SAFETENSORS
 run $RUNNER "$CLI" verify "$T/p640c.safetensors"
 case "$rc $out" in "1 error: $T/p640c.safetensors: INCOMPLETE_BUFFER: "*) ;; *) echo "FAIL: pickle-looking cut file: $rc $out"; fail=1;; esac
+
+# ---- hash: sha256sum's format, the FIPS 180 vectors, tensors by name whatever the layout ----
+mkdir "$T/h"
+u8() { printf '"%s":{"dtype":"U8","shape":[%s],"data_offsets":[%s,%s]}' "$1" "$2" "$3" "$(( $3 + $2 ))"; }
+v448=abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq
+v896=abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu
+head -c 1000000 /dev/zero | tr '\000' a > "$T/h/million"
+mk "$T/h/fips.safetensors" "{$(u8 abc 3 0),$(u8 empty 0 3),$(u8 v448 56 3),$(u8 v896 112 59),$(u8 million 1000000 171)}" "abc$v448$v896"
+cat "$T/h/million" >> "$T/h/fips.safetensors"
+fips="ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  abc
+e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty
+cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0  million
+248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1  v448
+cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1  v896"
+for simd in auto scalar; do             # the SHA extensions where the CPU has them, and not
+    run env SAFELOAD_SIMD=$simd $RUNNER "$CLI" hash --tensors "$T/h/fips.safetensors"
+    check "hash FIPS 180 vectors ($simd)" "0 $fips" "$rc $out"
+done
+if command -v sha256sum >/dev/null 2>&1; then
+    run $RUNNER "$CLI" hash "$T/h/fips.safetensors"; check "hash = sha256sum" "0 $(sha256sum "$T/h/fips.safetensors")" "$rc $out"
+    # a 9 MiB tensor crosses the 4 MiB reads; messages of every length mod 64 around it
+    head -c 9437423 /dev/urandom > "$T/h/rnd"
+    hdr="{$(u8 big 9437184 0),$(u8 t1 1 9437184),$(u8 t55 55 9437185),$(u8 t56 56 9437240),$(u8 t63 63 9437296),$(u8 t64 64 9437359)}"
+    mk "$T/h/r.safetensors" "$hdr"; cat "$T/h/rnd" >> "$T/h/r.safetensors"
+    want=""
+    for t in "big 0 9437184" "t1 9437184 1" "t55 9437185 55" "t56 9437240 56" "t63 9437296 63" "t64 9437359 64"; do
+        set -- $t
+        h=$(tail -c +$(( $2 + 1 )) "$T/h/rnd" | head -c $3 | sha256sum | cut -d' ' -f1)
+        want="$want$h  $1
+"
+    done
+    for simd in auto scalar; do
+        run env SAFELOAD_SIMD=$simd $RUNNER "$CLI" hash --tensors --threads 2 "$T/h/r.safetensors"
+        check "hash --tensors = sha256sum of the bytes ($simd)" "0 $want" "$rc $out
+"
+        run env SAFELOAD_SIMD=$simd $RUNNER "$CLI" hash "$T/h/r.safetensors"
+        check "hash big file = sha256sum ($simd)" "0 $(sha256sum "$T/h/r.safetensors")" "$rc $out"
+    done
+    # a sharded copy (other files, other order): every file and the index, sorted by path;
+    # the tensor listing is the single file's
+    mkdir "$T/h/sh"
+    mk "$T/h/sh/model-00001-of-00002.safetensors" "{$(u8 t64 64 0),$(u8 big 9437184 64)}"
+    tail -c +9437360 "$T/h/rnd" >> "$T/h/sh/model-00001-of-00002.safetensors"; head -c 9437184 "$T/h/rnd" >> "$T/h/sh/model-00001-of-00002.safetensors"
+    mk "$T/h/sh/model-00002-of-00002.safetensors" "{$(u8 t63 63 0),$(u8 t56 56 63),$(u8 t55 55 119),$(u8 t1 1 174)}"
+    tail -c +9437297 "$T/h/rnd" | head -c 63 >> "$T/h/sh/model-00002-of-00002.safetensors"
+    tail -c +9437241 "$T/h/rnd" | head -c 56 >> "$T/h/sh/model-00002-of-00002.safetensors"
+    tail -c +9437186 "$T/h/rnd" | head -c 55 >> "$T/h/sh/model-00002-of-00002.safetensors"
+    tail -c +9437185 "$T/h/rnd" | head -c 1 >> "$T/h/sh/model-00002-of-00002.safetensors"
+    printf '{"metadata":{"total_size":9437423},"weight_map":{"big":"model-00001-of-00002.safetensors","t64":"model-00001-of-00002.safetensors","t1":"model-00002-of-00002.safetensors","t55":"model-00002-of-00002.safetensors","t56":"model-00002-of-00002.safetensors","t63":"model-00002-of-00002.safetensors"}}' > "$T/h/sh/model.safetensors.index.json"
+    run $RUNNER "$CLI" hash "$T/h/sh"
+    check "hash sharded = sha256sum" "0 $(cd "$T/h/sh" && sha256sum model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json | sed "s|  |  $T/h/sh/|")" "$rc $out"
+    run $RUNNER "$CLI" hash --tensors "$T/h/sh"; check "hash --tensors sharded = single" "0 $want" "$rc $out
+"
+    run $RUNNER "$CLI" hash --json "$T/h/sh/model.safetensors.index.json"
+    python3 - "$T/h/sh" "$out" <<'PY' || { echo "FAIL: hash --json"; fail=1; }
+import json, sys, hashlib, os
+d, doc = sys.argv[1], json.loads(sys.argv[2])
+assert doc["schema"] == 1 and doc["command"] == "hash", doc
+names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"]
+assert [f["file"] for f in doc["files"]] == [os.path.join(d, n) for n in names], doc
+for f in doc["files"]:
+    assert f["sha256"] == hashlib.sha256(open(f["file"], "rb").read()).hexdigest(), f
+PY
+    run $RUNNER "$CLI" hash --tensors --json "$T/h/r.safetensors"
+    python3 - "$out" "$want" <<'PY' || { echo "FAIL: hash --tensors --json"; fail=1; }
+import json, sys
+doc, want = json.loads(sys.argv[1]), sys.argv[2].split("\n")[:-1]
+assert doc["schema"] == 1 and doc["command"] == "hash" and "files" not in doc, doc
+assert [t["sha256"] + "  " + t["name"] for t in doc["tensors"]] == want, doc
+PY
+fi
+# names sort bytewise; an escaped name marks its line with '\', as sha256sum does
+mk "$T/h/n.safetensors" "{$(u8 b 1 0),$(u8 'a\\b' 1 1),$(u8 B 1 2),$(u8 'a\nb' 0 3)}" xyz
+run $RUNNER "$CLI" hash --tensors "$T/h/n.safetensors"
+check "hash --tensors names" "0 $(printf '%s' z | sha256sum | cut -d' ' -f1)  B
+\\$(printf '' | sha256sum | cut -d' ' -f1)  a\\x0ab
+\\$(printf '%s' y | sha256sum | cut -d' ' -f1)  a\\\\b
+$(printf '%s' x | sha256sum | cut -d' ' -f1)  b" "$rc $out"
+run $RUNNER "$CLI" hash; check "hash usage" "2 error: hash needs a PATH" "$rc $(head -n 1 "$T/err")"
+run $RUNNER "$CLI" hash "$T/kinds/lfs.safetensors"; check "hash of an LFS pointer" 1 "$rc"
+
+# ---- --json: "schema": 1, one shape for a file and a sharded model, errors on stdout ----
+jcheck() { # name json python-assertions (d is the document)
+    if ! printf '%s' "$2" | python3 -c "import json, sys
+d = json.load(sys.stdin)
+$3" 2>"$T/jerr"; then echo "FAIL: $1: $(tail -n 1 "$T/jerr")"; echo "  $2" | head -c 600; echo; fail=1; fi
+}
+run $RUNNER "$CLI" inspect --json "$T/s.safetensors"
+jcheck "inspect --json file" "$out" '
+assert d["schema"] == 1 and d["command"] == "inspect" and d["sharded"] is False, d
+assert d["path"] == "'"$T/s.safetensors"'" and d["metadata"] == {"format": "pt", "source": "safeload sample"}
+s = d["shards"]
+assert len(s) == 1 and s[0]["file"] == d["path"] and s[0]["header_bytes"] == 560 and s[0]["data_bytes"] == 6792
+t = {x["name"]: x for x in s[0]["tensors"]}
+assert t["model.embed_tokens.weight"] == {"name": "model.embed_tokens.weight", "dtype": "BF16", "shape": [64, 32], "data_offsets": [136, 4232], "offset": 704, "elements": 2048, "unlisted": False}, t
+assert t["lm_head.scale"]["shape"] == [] and t["lm_head.scale"]["elements"] == 1
+assert d["summary"] == {"tensors": 6, "parameters": 3617, "bytes": 6792, "by_dtype": {"F8_E4M3": {"tensors": 1, "parameters": 512, "bytes": 512}, "F16": {"tensors": 2, "parameters": 1024, "bytes": 2048}, "BF16": {"tensors": 1, "parameters": 2048, "bytes": 4096}, "F32": {"tensors": 1, "parameters": 32, "bytes": 128}, "F64": {"tensors": 1, "parameters": 1, "bytes": 8}}}, d["summary"]
+assert d["warnings"] == []'
+run $RUNNER "$CLI" inspect "$T/s.safetensors"
+check "inspect summary line" "summary: 6 tensors, 3617 parameters (F8_E4M3 512, F16 1024, BF16 2048, F32 32, F64 1), 6792 bytes" "$(printf '%s\n' "$out" | tail -n 1)"
+run $RUNNER "$CLI" inspect --json "$T/one"
+jcheck "inspect --json sharded, same shape" "$out" '
+assert d["schema"] == 1 and d["sharded"] is True and d["metadata"] == {}, d
+assert [s["file"] for s in d["shards"]] == ["'"$T/one/m.safetensors"'"]
+assert sorted(d) == ["command", "metadata", "path", "schema", "sharded", "shards", "summary", "warnings"], sorted(d)
+assert d["summary"]["tensors"] == 1 and d["summary"]["bytes"] == 8
+w = d["warnings"][0]
+assert sorted(w) == ["file", "id", "message", "offset", "tensor"] and w["id"] == "INDEX_UNLISTED_TENSOR" and w["tensor"] == "model.norm.weight" and w["offset"] == 131, w
+assert [t["unlisted"] for t in d["shards"][0]["tensors"]] == [False, True, True, True, True, True]'
+# numbers as JSON numbers, uint64 in full; names with control bytes and non-ASCII escaped right
+mk "$T/j64.safetensors" '{"__metadata__":{"k\u0001":"v\"\\"},"t\u001f\u00e9\u2028":{"dtype":"U8","shape":[0,18446744073709551615],"data_offsets":[0,0]}}'
+run $RUNNER "$CLI" inspect --json "$T/j64.safetensors"
+jcheck "inspect --json exact numbers and escapes" "$out" '
+t = d["shards"][0]["tensors"][0]
+assert t["name"] == "t\x1f\u00e9\u2028" and t["shape"] == [0, 18446744073709551615] and t["elements"] == 0, t
+assert d["metadata"] == {"k\x01": "v\"\\"}, d["metadata"]'
+# errors: {"schema":1,"error":{...}} on stdout, the same exit code
+run $RUNNER "$CLI" inspect --json "$T/kinds/lfs.safetensors"
+jcheck "inspect --json error" "$out" '
+e = d["error"]
+assert d["schema"] == 1 and sorted(d) == ["error", "schema"], d
+assert e["id"] == "NOT_SAFETENSORS" and e["file"] == "'"$T/kinds/lfs.safetensors"'" and e["tensor"] is None and e["offset"] == 0, e
+assert e["message"].startswith("a Git LFS pointer"), e'
+check "inspect --json error exit" 1 "$rc"
+run $RUNNER "$CLI" load --json "$T/missing.safetensors"
+jcheck "load --json I/O error" "$out" '
+assert d["error"]["id"] == "IO_ERROR" and d["error"]["offset"] is None and "no such file" in d["error"]["message"], d'
+check "load --json I/O error exit" 2 "$rc"
+run $RUNNER "$CLI" load --json --checksum "$T/s.safetensors"
+jcheck "load --json" "$out" '
+assert d["schema"] == 1 and d["command"] == "load" and d["tensors"] == 6 and d["bytes_read"] == 6792, d
+assert d["checksum"] == "'"$($RUNNER "$CLI" load --checksum "$T/s.safetensors" | sed -n 's/^checksum: //p')"'", d
+assert isinstance(d["seconds"], float) and d["io"] == "read" and d["files"] == 1 and d["warnings"] == [], d'
 
 if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     # a load error names the tensor in full (past 255 bytes, control bytes escaped), as
