@@ -2415,7 +2415,7 @@ static void sha256_final(sha256 *s, char hex[65]) {
     for (i = 0; i < 8; i++) pad[n + i] = (unsigned char)(bits >> (56 - 8 * i));
     sha256_update(s, pad, n + 8);
     for (i = 0; i < 32; i++)
-        sprintf(hex + 2 * i, "%02x", (unsigned)(s->h[i / 4] >> (24 - 8 * (i % 4)) & 0xFF));
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned)(s->h[i / 4] >> (24 - 8 * (i % 4)) & 0xFF));
 }
 
 /* hash's work: ranges of files read in chunks, each a job a pool thread takes. A whole-file
