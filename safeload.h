@@ -506,8 +506,10 @@ typedef struct safeload_request {
     void *dst;                  /* host or device address; NULL = allocate for me */
     uint64_t dst_size;          /* capacity of dst in bytes (checked) */
     safeload_dtype dtype;       /* 0 = as stored; else cast while reading */
-    uint64_t row_begin;         /* slice [row_begin, row_end) of dimension 0; both 0 = the */
-    uint64_t row_end;           /*   whole tensor, else begin < end <= rows (else INVALID_SLICE) */
+    uint32_t slice_dim;         /* slice [slice_begin, slice_end) of this dimension; the */
+    uint64_t slice_begin;       /*   result is the dense C-order sub-tensor. Both 0 = the whole */
+    uint64_t slice_end;         /*   tensor, else begin < end <= shape[slice_dim] and
+                                     slice_dim < rank (else INVALID_SLICE) */
     int device;                 /* 0 = host memory, 1 = device memory through the hooks;
                                    anything else is INVALID_ARGUMENT */
     /* outputs: after a failure data is NULL and nbytes 0, and tensor and shard are as given */
@@ -538,6 +540,25 @@ typedef struct safeload_load_stats {
                                    reads nothing from is not opened) */
 } safeload_load_stats;
 
+/* Shared loading: rank `rank` of `world` processes that load the same requests (same names,
+   dtypes, slices and destinations kinds, in the same order) from the same checkpoint. Each rank
+   reads about 1/world of the requested bytes (a contiguous stretch of the files where it can),
+   casts them, and the hooks hand them to the others, so storage is read once between them.
+   world <= 1 (or a zeroed struct): no sharing. Both hooks are collectives: every rank calls
+   them in the same order with the same arguments (bar the buffer's address); return 0 on
+   success. A failure on any rank fails the load on every rank, naming that rank. */
+typedef struct safeload_share {
+    int rank;                   /* 0 .. world-1 */
+    int world;
+    void *user;
+    /* n bytes at buf on rank `root` to buf on every other rank (MPI_Bcast; ncclBroadcast on a
+       device pointer); device: 1 when buf is device memory (requests with device = 1) */
+    int (*broadcast)(void *user, void *buf, size_t n, int root, int device);
+    /* every rank's *value replaced by the maximum over the ranks (MPI_Allreduce MPI_MAX on
+       one uint64; ncclAllReduce ncclMax); host memory */
+    int (*max)(void *user, uint64_t *value);
+} safeload_share;
+
 typedef struct safeload_load_desc {
     int threads;                /* counts the caller; 0 = pool's, else safeload_default_threads */
     safeload_pool *pool;        /* reuse a pool; NULL = a temporary one */
@@ -562,6 +583,7 @@ typedef struct safeload_load_desc {
                                    up to 1 GiB (else INVALID_ARGUMENT) */
     safeload_load_stats *stats; /* optional output; zeroed first by every load, so after a
                                    failure it holds what that load did, if anything */
+    safeload_share share;       /* world > 1: ranks split the reads and share the bytes */
 } safeload_load_desc;
 
 typedef struct safeload_arena safeload_arena;
@@ -6617,6 +6639,9 @@ typedef struct sl__rp {                 /* a resolved request */
     const safeload_tensor *t;           /* written to the caller's request on success only */
     uint32_t shard;
     uint64_t src_off, src_len;          /* absolute file offset and source bytes */
+    uint64_t n_runs, run_len, stride;   /* the source bytes: n_runs runs of run_len bytes,
+                                           stride apart from src_off (a slice of dimension
+                                           d > 0); else 1, src_len, src_len */
     unsigned char *dst;                 /* host address, or device address when device */
     uint64_t dst_len;
     unsigned ssize, dsize;              /* element bytes (1 when no cast) */
@@ -6636,7 +6661,10 @@ typedef struct sl__task {
     uint32_t shard;
     uint32_t seg0, nseg;
     uint32_t cast;                      /* some segment casts: the run goes through staging */
-    uint64_t off, len;                  /* absolute file offset, bytes */
+    uint32_t holes;                     /* its segments have gaps between them (a slice's
+                                           runs read in one go): read, then dropped */
+    uint64_t off, len;                  /* absolute file offset, bytes (gaps included) */
+    uint64_t data_len;                  /* source bytes of its segments (gaps not) */
     uint64_t out_len;                   /* output bytes of its segments (after casts) */
 } sl__task;
 
@@ -6693,9 +6721,72 @@ typedef struct sl__load {
     safeload_device_hooks hooks;        /* resolved device hooks */
     int begun;                          /* begin() succeeded: end() is owed */
     sl__cast_fn ntcopy;                 /* non-temporal copy for big loads, or NULL */
+    const uint64_t *part_cum;           /* shared loads: per request, where its bytes start in
+                                           the load's (file order); NULL: not shared */
+    uint64_t part_lo, part_hi;          /* this rank's part of those bytes */
     const safeload_allocator *alloc;
     const char *where;                  /* the model's or file's path, for errors */
 } sl__load;
+
+/* The file offset of byte `pos` of a request's (sliced) source bytes. */
+SL__INLINE uint64_t sl__rp_at(const sl__rp *r, uint64_t pos) {
+    return r->n_runs == 1 ? r->src_off + pos
+                          : r->src_off + pos / r->run_len * r->stride + pos % r->run_len;
+}
+/* One past its last byte in the file. */
+SL__INLINE uint64_t sl__rp_end(const sl__rp *r) {
+    return r->src_len ? sl__rp_at(r, r->src_len - 1) + 1 : r->src_off;
+}
+
+/* A request's slice as runs of the file: [begin, end) of dimension d is prod(shape[:d]) runs
+   of (end - begin) x prod(shape[d+1:]) elements, shape[d] x prod(shape[d+1:]) apart. Sets
+   p->src_off, src_len, n_runs, run_len, stride; on a bad slice, INVALID_SLICE saying why. */
+static safeload_result sl__slice_runs(const safeload_tensor *t, const safeload_request *q,
+                                      size_t i, const char *sp, sl__rp *p, safeload_error *err) {
+    uint64_t b = q->slice_begin, e = q->slice_end, outer = 1, inner = 1, bits, ib;
+    uint32_t d = q->slice_dim, k;
+    p->src_off = t->file_offset;
+    p->src_len = t->nbytes;
+    p->n_runs = 1;
+    p->run_len = p->stride = t->nbytes;
+    if (b == 0 && e == 0) return SAFELOAD_OK;              /* the whole tensor */
+    if (t->rank == 0)
+        return sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name, t->name_len,
+                        "request %llu: a scalar cannot be sliced", (sl__ull)i);
+    if (d >= t->rank)
+        return sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name, t->name_len,
+                        "request %llu: slice_dim %u of a tensor of rank %u", (sl__ull)i,
+                        (unsigned)d, (unsigned)t->rank);
+    if (b >= e || e > t->shape[d])
+        return sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name, t->name_len,
+                        "request %llu: %s slice [%llu, %llu) of dimension %u, which has %llu "
+                        "entr%s", (sl__ull)i, b >= e ? "an empty" : "a past-the-end",
+                        (sl__ull)b, (sl__ull)e, (unsigned)d, (sl__ull)t->shape[d],
+                        t->shape[d] == 1 ? "y" : "ies");
+    if (b == 0 && e == t->shape[d]) return SAFELOAD_OK;    /* all of it: F4 too */
+    if (t->numel == 0) {                                   /* nothing to read */
+        p->src_len = p->run_len = p->stride = 0;
+        return SAFELOAD_OK;
+    }
+    /* numel > 0: every product below is at most numel, and numel x bits fits (nbytes) */
+    for (k = 0; k < d; k++) outer *= t->shape[k];
+    for (k = d + 1; k < t->rank; k++) inner *= t->shape[k];
+    bits = safeload_dtype_bits(t->dtype);
+    if ((inner * bits) % 8)
+        return sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name, t->name_len,
+                        "request %llu: a slice of dimension %u of this %s tensor does not "
+                        "start and end on whole bytes (%llu values of %u bits per entry)",
+                        (sl__ull)i, (unsigned)d, sl__dtype_names[t->dtype], (sl__ull)inner,
+                        (unsigned)bits);
+    ib = inner * bits / 8;
+    p->src_off += b * ib;
+    p->run_len = (e - b) * ib;
+    p->stride = t->shape[d] * ib;
+    p->n_runs = outer;
+    p->src_len = outer * p->run_len;
+    if (outer == 1) p->stride = p->run_len;
+    return SAFELOAD_OK;
+}
 
 static safeload_result sl__add_task(sl__load *L, uint32_t shard, uint64_t off) {
     sl__task *t;
@@ -6706,14 +6797,19 @@ static safeload_result sl__add_task(sl__load *L, uint32_t shard, uint64_t off) {
     t->shard = shard;
     t->off = off;
     t->len = 0;
+    t->data_len = 0;
     t->out_len = 0;
     t->seg0 = (uint32_t)L->n_segs;
     t->nseg = 0;
     t->cast = 0;
+    t->holes = 0;
     return SAFELOAD_OK;
 }
 
-static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, uint64_t len) {
+/* Bytes [src_pos, src_pos + len) of request req, which sit at file offset `at` (at or past the
+   current task's end: a gap is read and dropped). */
+static safeload_result sl__add_seg_at(sl__load *L, uint32_t req, uint64_t src_pos, uint64_t len,
+                                      uint64_t at) {
     sl__task *t = &L->tasks[L->n_tasks - 1];
     sl__seg *s;
     if (L->n_segs == L->cap_segs &&
@@ -6723,12 +6819,19 @@ static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, 
     s->req = req;
     s->src_pos = src_pos;
     s->len = len;
-    s->task_pos = t->len;
-    t->len += len;
+    s->task_pos = at - t->off;
+    if (s->task_pos != t->len) t->holes = 1;
+    t->len = s->task_pos + len;
+    t->data_len += len;
     t->out_len += len / L->reqs[req].ssize * L->reqs[req].dsize;
     t->nseg++;
     if (L->reqs[req].cast) t->cast = 1;
     return SAFELOAD_OK;
+}
+
+static safeload_result sl__add_seg(sl__load *L, uint32_t req, uint64_t src_pos, uint64_t len) {
+    const sl__task *t = &L->tasks[L->n_tasks - 1];
+    return sl__add_seg_at(L, req, src_pos, len, t->off + t->len);
 }
 
 /* A shard as addressable memory (the caller's buffer, or the mapping in mmap mode), or
@@ -6756,7 +6859,8 @@ static uint64_t sl__task_limit(const sl__load *L, const sl__rp *r) {
 static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
     const sl__rp *first;
     uint64_t cap;
-    if (!t || t->shard != r->shard || t->off + t->len != r->src_off || t->nseg >= SL__MAX_SEGS)
+    if (!t || t->holes || t->shard != r->shard || t->off + t->len != r->src_off ||
+        t->nseg >= SL__MAX_SEGS)
         return 0;
     first = &L->reqs[L->segs[t->seg0].req];
     if (first->device != r->device) return 0;
@@ -6790,20 +6894,61 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
     return t->len + r->src_len <= cap;
 }
 
-static safeload_result sl__plan_tasks(sl__load *L, const uint32_t *order) {
-    size_t i;
-    for (i = 0; i < L->n_reqs; i++) {
-        uint32_t ri = order[i];
-        const sl__rp *r = &L->reqs[ri];
-        uint64_t lim = sl__task_limit(L, r), pos = 0;
-        sl__task *cur = L->n_tasks ? &L->tasks[L->n_tasks - 1] : NULL;
-        if (r->src_len == 0) continue;
-        if (r->src_len <= lim && sl__can_join(L, cur, r)) {
-            if (sl__add_seg(L, ri, 0, r->src_len)) return SAFELOAD_OUT_OF_MEMORY;
+/* Runs of a slice closer than this are read in one go, the gap read and dropped: one read
+   beats two syscalls (or two device round trips) for a gap this small. */
+#define SL__GAP_MAX ((uint64_t)64 * SL__KIB)
+
+/* The most file bytes a read of runs of request r (gaps included) may span: the mapping, a
+   caller's buffer, O_DIRECT's bounce buffer and a preadv (its gaps into a sink) take a chunk;
+   a read into staging (casts, reader sources, device runs, Windows) the staging buffer. */
+static uint64_t sl__gap_cap(const sl__load *L, const sl__rp *r) {
+    if (sl__mem_base(L, r->shard) || (L->direct && L->direct[r->shard] != SL__NO_FILE))
+        return L->chunk;
+#if !defined(SL__WINDOWS)
+    if (!r->device && !r->cast && L->shards[r->shard]->src.kind == SL__SRC_FILE) return L->chunk;
+#endif
+    return L->staging;
+}
+
+/* Tasks for bytes [a, b) of request ri's source bytes (all of them, or a rank's part). */
+static safeload_result sl__plan_range(sl__load *L, uint32_t ri, uint64_t a, uint64_t b) {
+    const sl__rp *r = &L->reqs[ri];
+    uint64_t lim = sl__task_limit(L, r), pos = a, cap = 0;
+    int group = 0;              /* the last task is a run group of r's that may take more */
+    uint32_t iovs = 0;          /* the group's preadv vectors (a gap needs sink vectors) */
+    int gaps = r->n_runs > 1 && r->stride - r->run_len <= SL__GAP_MAX;
+    sl__task *cur = L->n_tasks ? &L->tasks[L->n_tasks - 1] : NULL;
+    if (a >= b) return SAFELOAD_OK;
+    if (r->n_runs == 1 && a == 0 && b == r->src_len && r->src_len <= lim &&
+        sl__can_join(L, cur, r))
+        return sl__add_seg(L, ri, 0, r->src_len);
+    if (gaps) cap = sl__gap_cap(L, r);
+    while (pos < b) {
+        /* the piece of one run: [pos, end) */
+        uint64_t end = r->n_runs == 1 ? b : SL__MIN(b, (pos / r->run_len + 1) * r->run_len);
+        uint64_t at = sl__rp_at(r, pos), n = end - pos;
+        if (group) {
+            sl__task *t = &L->tasks[L->n_tasks - 1];
+            uint64_t gap = at - (t->off + t->len);
+            uint32_t cost = 1 + (uint32_t)((gap + L->staging - 1) / L->staging);
+            if (at + n - t->off <= cap && t->data_len + n <= lim && iovs + cost <= SL__MAX_SEGS) {
+                if (sl__add_seg_at(L, ri, pos, n, at)) return SAFELOAD_OUT_OF_MEMORY;
+                iovs += cost;
+                pos = end;
+                continue;
+            }
+        }
+        group = 0;
+        if (gaps && n <= lim && n <= cap) {                 /* a group's first run */
+            if (sl__add_task(L, r->shard, at) || sl__add_seg_at(L, ri, pos, n, at))
+                return SAFELOAD_OUT_OF_MEMORY;
+            group = 1;
+            iovs = 1;
+            pos = end;
             continue;
         }
-        while (pos < r->src_len) {
-            uint64_t piece = SL__MIN(r->src_len - pos, lim);
+        while (pos < end) {
+            uint64_t piece = SL__MIN(end - pos, lim);
             /* no-cast host pieces end on chunk boundaries of the destination, so each huge page
                of an arena is filled (and first touched) by one worker */
             if (!r->cast && !r->device && piece == lim && piece == L->chunk) {
@@ -6811,10 +6956,25 @@ static safeload_result sl__plan_tasks(sl__load *L, const uint32_t *order) {
                 uint64_t to_boundary = L->chunk - addr % L->chunk;
                 if (to_boundary < piece) piece = to_boundary;
             }
-            if (sl__add_task(L, r->shard, r->src_off + pos) ||
-                sl__add_seg(L, ri, pos, piece)) return SAFELOAD_OUT_OF_MEMORY;
+            if (sl__add_task(L, r->shard, sl__rp_at(r, pos)) || sl__add_seg(L, ri, pos, piece))
+                return SAFELOAD_OUT_OF_MEMORY;
             pos += piece;
         }
+    }
+    return SAFELOAD_OK;
+}
+
+static safeload_result sl__plan_tasks(sl__load *L, const uint32_t *order) {
+    size_t i;
+    for (i = 0; i < L->n_reqs; i++) {
+        uint32_t ri = order[i];
+        uint64_t a = 0, b = L->reqs[ri].src_len;
+        if (L->part_cum) {                  /* shared: this rank's part of the bytes only */
+            uint64_t c = L->part_cum[ri];
+            a = SL__MAX(L->part_lo, c) - c;
+            b = SL__MAX(SL__MIN(L->part_hi, c + b), c) - c;
+        }
+        if (sl__plan_range(L, ri, a, b)) return SAFELOAD_OUT_OF_MEMORY;
     }
     return SAFELOAD_OK;
 }
@@ -6875,8 +7035,12 @@ static void sl__load_eof(sl__load *L, const sl__task *t, uint64_t at) {
     for (i = 0; i < L->n_reqs; i++) {
         const sl__rp *r = &L->reqs[i];
         uint64_t b;
-        if (r->shard != t->shard || !r->src_len || r->src_off + r->src_len <= now) continue;
-        b = SL__MAX(r->src_off, now);
+        if (r->shard != t->shard || !r->src_len || sl__rp_end(r) <= now) continue;
+        b = r->src_off;
+        if (now > b) {                      /* its first byte at or past `now`, gaps skipped */
+            uint64_t run = (now - b) / r->stride, in = (now - b) % r->stride;
+            b += run * r->stride + (in < r->run_len ? in : r->stride);
+        }
         if (!bt || b < best) { best = b; bt = r->t; }
     }
     if (!bt) { best = at; bt = sl__task_tensor(L, t, at); }
@@ -7025,7 +7189,7 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
    read into the bounce (direct) or staging buffer. */
 static const unsigned char *sl__read_run(sl__load *L, sl__worker *w, const sl__task *t) {
     const unsigned char *base = sl__mem_base(L, t->shard);
-    if (base) { w->bytes_read += t->len; return base + t->off; }
+    if (base) { w->bytes_read += t->data_len; return base + t->off; }   /* gaps untouched */
     if (sl__is_direct(L, t->shard))
         return sl__direct_fill(L, w, t, t->off, t->len, NULL);
     SAFELOAD_ASSERT(t->len <= L->staging);
@@ -7065,19 +7229,26 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
 #if !defined(SL__WINDOWS)
     if (staged && L->shards[t->shard]->src.kind == SL__SRC_FILE) {
         safeload_file *f = L->shards[t->shard];
-        /* a run of whole small tensors, no casts: one preadv scatters it into place */
+        /* a run of whole small tensors, or of a slice's runs, no casts: one preadv scatters
+           it into place (a gap between runs into the staging buffer, a sink) */
         struct iovec iov[SL__MAX_SEGS];
         if (!t->cast) {
-            uint64_t off = t->off, left = t->len;
-            int first = 0;
+            uint64_t off = t->off, left = t->len, at = 0;
+            int first = 0, nv = 0;
             for (k = 0; k < t->nseg; k++) {
                 const sl__seg *s = &L->segs[t->seg0 + k];
-                iov[k].iov_base = L->reqs[s->req].dst + s->src_pos;
-                iov[k].iov_len = (size_t)s->len;
+                while (at < s->task_pos) {
+                    size_t g = (size_t)SL__MIN(s->task_pos - at, (uint64_t)L->staging);
+                    iov[nv].iov_base = w->staging;
+                    iov[nv++].iov_len = g;
+                    at += g;
+                }
+                iov[nv].iov_base = L->reqs[s->req].dst + s->src_pos;
+                iov[nv++].iov_len = (size_t)s->len;
+                at += s->len;
             }
             while (left) {
-                ssize_t got = SAFELOAD_PREADV(f->src.fd, iov + first, (int)t->nseg - first,
-                                              (off_t)off);
+                ssize_t got = SAFELOAD_PREADV(f->src.fd, iov + first, nv - first, (off_t)off);
                 w->reads++;
                 if (got < 0 && errno == EINTR) continue;
                 if (got <= 0) {
@@ -7094,7 +7265,7 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
                 left -= (uint64_t)got;
                 w->bytes_read += (uint64_t)got;
                 /* a short read: skip the filled vectors, trim the partial one */
-                while (got > 0 && first < (int)t->nseg) {
+                while (got > 0 && first < nv) {
                     if ((size_t)got >= iov[first].iov_len) { got -= (ssize_t)iov[first].iov_len; first++; }
                     else {
                         iov[first].iov_base = (unsigned char *)iov[first].iov_base + got;
@@ -7103,7 +7274,7 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
                     }
                 }
             }
-            w->bytes_written += t->len;
+            w->bytes_written += t->out_len;
             return 1;
         }
     }
@@ -7120,7 +7291,8 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
             while (k + 1 < t->nseg) {
                 const sl__seg *nx = &L->segs[t->seg0 + k + 1];
                 const sl__rp *rn = &L->reqs[nx->req];
-                if (rn->cast || rn->dst + nx->src_pos != dst + len) break;
+                if (rn->cast || rn->dst + nx->src_pos != dst + len ||
+                    nx->task_pos != s->task_pos + len) break;
                 len += nx->len;
                 k++;
             }
@@ -7193,7 +7365,7 @@ static void sl__load_job(void *ctx, int wid) {
         ok = L->reqs[L->segs[t->seg0].req].device ? sl__device_task(L, w, wid, t)
                                                   : sl__host_task(L, w, t);
         if (!ok) break;
-        sl__done_add(L, t->len);
+        sl__done_add(L, t->data_len);
         if (wid == 0) sl__maybe_progress(L, &last, 0);
 #if !defined(SAFELOAD_NO_THREADS)
         else if (L->progress) {
@@ -7272,8 +7444,8 @@ static double sl__auto_cached(const sl__load *L, const uint32_t *order, size_t a
         int64_t c;
         while (cum + L->reqs[order[j]].src_len <= q) cum += L->reqs[order[j++]].src_len;
         r = &L->reqs[order[j]];
-        c = sl__os_cached(L->shards[r->shard]->src.fd, r->src_off + (q - cum),
-                          SL__MIN(win, r->src_len - (q - cum)), &np, &how);
+        c = sl__os_cached(L->shards[r->shard]->src.fd, sl__rp_at(r, q - cum),
+                          SL__MIN(win, r->run_len - (q - cum) % r->run_len), &np, &how);
         if (c < 0) return -1;
         cached += (uint64_t)c;
         pages += np;
@@ -7537,7 +7709,6 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
         const safeload_tensor *t;
         size_t shard = 0;
         safeload_dtype dt;
-        uint64_t rows, row_bytes, rb, re;
         const char *sp;
         if (!q->name) {
             r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
@@ -7582,31 +7753,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
             }
             sl__cast_unit(dt, t->dtype, &p->ssize, &p->dsize);
         }
-        /* the slice: whole rows of dimension 0 */
-        rb = 0;
-        re = 0;
-        rows = t->rank ? t->shape[0] : 1;
-        if (q->row_end != 0 || q->row_begin != 0) {
-            if (t->rank == 0 || q->row_begin >= q->row_end || q->row_end > rows) {
-                r = sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name,
-                             t->name_len, "request %llu: rows [%llu, %llu) of a tensor with "
-                             "%llu rows", (sl__ull)i, (sl__ull)q->row_begin, (sl__ull)q->row_end,
-                             (sl__ull)(t->rank ? rows : 0));
-                goto out;
-            }
-            rb = q->row_begin;
-            re = q->row_end;
-            if (rb == 0 && re == rows) re = 0;     /* every row: the whole tensor, F4 too */
-        }
-        row_bytes = rows ? t->nbytes / rows : 0;
-        if (re && row_bytes * rows != t->nbytes) {
-            r = sl__fail(err, SAFELOAD_INVALID_SLICE, sp, t->header_offset, t->name, t->name_len,
-                         "request %llu: a row of this %s tensor is not a whole number of "
-                         "bytes", (sl__ull)i, sl__dtype_names[t->dtype]);
-            goto out;
-        }
-        p->src_off = t->file_offset + (re ? rb * row_bytes : 0);
-        p->src_len = re ? (re - rb) * row_bytes : t->nbytes;
+        /* the slice: runs of the file */
+        if ((r = sl__slice_runs(t, q, i, sp, p, err)) != SAFELOAD_OK) goto out;
         p->dst_len = p->src_len / p->ssize * p->dsize;
         if (p->dst_len / p->dsize * p->ssize != p->src_len || (uint64_t)(size_t)p->dst_len != p->dst_len) {
             r = sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
@@ -8344,7 +8492,7 @@ static int sl__device_task(sl__load *L, sl__worker *w, int wid, const sl__task *
         /* a run of small tensors: fill the buffer, then one upload per stretch of contiguous
            device memory */
         uint64_t opos = 0, start = 0, spos = 0;     /* spos: where the stretch starts in the file */
-        if (!t->cast) {
+        if (!t->cast && !t->holes) {   /* back to back: in place */
             if (!sl__io_read(L, w, t, t->off, pin, t->len)) return 0;
         } else {
             const unsigned char *src = sl__read_run(L, w, t);

@@ -2236,7 +2236,7 @@ static int cmd_show(int argc, char **argv) {
         rows = (shown + per - 1) / per;
         /* a slice of 4- or 6-bit values must be whole bytes: up to a row count that is */
         while (rows < t->shape[0] && (rows * per * (uint64_t)bits) % 8) rows++;
-        if (rows < t->shape[0]) q.row_end = rows;
+        if (rows < t->shape[0]) q.slice_end = rows;
     }
     packed = bits % 8 && !q.dtype;
     if (packed) shown = (shown * (uint64_t)bits + 7) / 8;         /* F6: packed bytes */

@@ -435,8 +435,8 @@ static void test_caller_dst_and_slices(const tl_model *m, const char *path) {
             if (rows > 2 && (i % 3) == 1) {                  /* a slice */
                 lo[i] = tu_rand64() % (rows - 1);
                 hi[i] = lo[i] + 1 + tu_rand64() % (rows - lo[i]);
-                rq[i].row_begin = lo[i];
-                rq[i].row_end = hi[i];
+                rq[i].slice_begin = lo[i];
+                rq[i].slice_end = hi[i];
             }
             len = (hi[i] - lo[i]) * row;
             buf[i] = (unsigned char *)malloc(len + 64);
@@ -1969,11 +1969,11 @@ static void test_request_errors(const tl_model *m, const char *path) {
     memset(&rq, 0, sizeof rq);
     rq.name = t->name;
     CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
-    rq.row_begin = 5;
-    rq.row_end = 3;
+    rq.slice_begin = 5;
+    rq.slice_end = 3;
     CHECK(safeload_load_file(f, &rq, 1, NULL, &arena, &e) == SAFELOAD_INVALID_SLICE);
-    rq.row_begin = 0;
-    rq.row_end = t->shape[0] + 1;
+    rq.slice_begin = 0;
+    rq.slice_end = t->shape[0] + 1;
     CHECK(safeload_load_file(f, &rq, 1, NULL, &arena, &e) == SAFELOAD_INVALID_SLICE);
     memset(&rq, 0, sizeof rq);
     rq.name = "ints";
@@ -2007,9 +2007,9 @@ static void test_request_errors(const tl_model *m, const char *path) {
         CHECK(safeload_open_memory(&f, img, in, NULL, &e) == SAFELOAD_OK);
         memset(&rq, 0, sizeof rq);
         rq.name = "q"; rq.dst = out4; rq.dst_size = sizeof out4;
-        rq.row_begin = 0; rq.row_end = 1;
+        rq.slice_begin = 0; rq.slice_end = 1;
         CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_INVALID_SLICE);
-        rq.row_end = 2;
+        rq.slice_end = 2;
         memset(out4, 0, sizeof out4);
         CHECK(safeload_load_file(f, &rq, 1, NULL, NULL, &e) == SAFELOAD_OK);
         CHECK(rq.nbytes == 3 && memcmp(out4, nib, 3) == 0);
