@@ -2718,6 +2718,375 @@ static void test_io_auto(void) {
     tl_no_cachestat = 0;
 }
 
+/* ---- slices on any dimension ---- */
+
+/* A tensor of any rank (up to 4), filled like tl_add's. */
+static void tl_add_nd(tl_model *m, const char *name, safeload_dtype dt, uint32_t rank,
+                      const uint64_t *shape) {
+    tl_tensor *t;
+    uint64_t numel = 1;
+    uint32_t k;
+    m->t = (tl_tensor *)realloc(m->t, (m->n + 1) * sizeof *m->t);
+    t = &m->t[m->n++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->dtype = dt;
+    t->rank = rank;
+    for (k = 0; k < rank; k++) { t->shape[k] = shape[k]; numel *= shape[k]; }
+    t->nbytes = numel * safeload_dtype_bits(dt) / 8;
+    t->data = (unsigned char *)malloc(t->nbytes ? t->nbytes : 1);
+    tl_fill(t->data, t->nbytes, dt);
+}
+
+/* The slice the slow way: for each index of the dimensions before d, the bytes of rows
+   [b, e) of d. *len: its bytes; *span: from its first byte to its last in the file; *runs,
+   *gap: the runs and the bytes between them. */
+static unsigned char *tl_naive_slice(const tl_tensor *t, uint32_t d, uint64_t b, uint64_t e,
+                                     uint64_t *len, uint64_t *runs, uint64_t *gap) {
+    uint64_t outer = 1, inner = 1, ib, o, k;
+    unsigned char *out;
+    for (k = 0; k < d; k++) outer *= t->shape[k];
+    for (k = d + 1; k < t->rank; k++) inner *= t->shape[k];
+    ib = inner * safeload_dtype_bits(t->dtype) / 8;
+    *len = outer * (e - b) * ib;
+    *runs = outer;
+    *gap = (t->shape[d] - (e - b)) * ib;
+    out = (unsigned char *)malloc(*len + 1);
+    for (o = 0; o < outer; o++)
+        memcpy(out + o * (e - b) * ib, t->data + (o * t->shape[d] + b) * ib, (size_t)((e - b) * ib));
+    return out;
+}
+
+typedef struct tl_slice_case {
+    const tl_tensor *t;
+    uint32_t dim;
+    uint64_t b, e;
+    safeload_dtype cast;
+    unsigned char *want;            /* expected output bytes (cast applied) */
+    uint64_t want_len, src_len, span;
+} tl_slice_case;
+
+/* Random slices of every dimension of every tensor of s (some whole, some cast to F32). */
+static size_t tl_slice_cases(const tl_model *s, tl_slice_case *c, size_t cap) {
+    size_t n = 0, i;
+    for (i = 0; i < s->n; i++) {
+        const tl_tensor *t = &s->t[i];
+        uint32_t d;
+        if (t->rank == 0 || t->dtype == SAFELOAD_F4) continue;
+        for (d = 0; d < t->rank && n < cap; d++) {
+            tl_slice_case *x = &c[n++];
+            uint64_t rows = t->shape[d], runs, gap, len;
+            unsigned char *src;
+            memset(x, 0, sizeof *x);
+            x->t = t;
+            x->dim = d;
+            if (rows == 0) { n--; continue; }
+            x->b = tu_rand64() % rows;
+            x->e = x->b + 1 + tu_rand64() % (rows - x->b);
+            if (tu_rand64() % 4 == 0) { x->b = 0; x->e = 1 + tu_rand64() % rows; }
+            src = tl_naive_slice(t, d, x->b, x->e, &len, &runs, &gap);
+            x->src_len = len;
+            x->span = runs && gap <= 65536 ? len + (runs - 1) * gap : len;
+            if ((t->dtype == SAFELOAD_BF16 || t->dtype == SAFELOAD_F16) && tu_rand64() % 2) {
+                safeload_convert_desc cd;
+                uint64_t cnt = len / 2;
+                memset(&cd, 0, sizeof cd);
+                cd.simd = SAFELOAD_SIMD_SCALAR;
+                x->cast = SAFELOAD_F32;
+                x->want = (unsigned char *)malloc(cnt * 4 + 1);
+                CHECK(safeload_convert_ex(x->want, SAFELOAD_F32, src, t->dtype, (size_t)cnt,
+                                          &cd) == SAFELOAD_OK);
+                x->want_len = cnt * 4;
+                free(src);
+            } else {
+                x->want = src;
+                x->want_len = len;
+            }
+        }
+    }
+    return n;
+}
+
+static void tl_slice_requests(const tl_slice_case *c, size_t n, safeload_request *rq,
+                              unsigned char **buf, int caller) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        memset(&rq[i], 0, sizeof rq[i]);
+        rq[i].name = c[i].t->name;
+        rq[i].slice_dim = c[i].dim;
+        rq[i].slice_begin = c[i].b;
+        rq[i].slice_end = c[i].e;
+        rq[i].dtype = c[i].cast;
+        buf[i] = NULL;
+        if (caller) {
+            buf[i] = (unsigned char *)malloc(c[i].want_len + 64);
+            memset(buf[i], 0x5A, c[i].want_len + 64);
+            rq[i].dst = buf[i] + 32;
+            rq[i].dst_size = c[i].want_len;
+        }
+    }
+}
+
+/* Exact bytes in every request (and untouched guards around caller buffers); frees buf. */
+static int tl_slice_verify(const tl_slice_case *c, size_t n, const safeload_request *rq,
+                           unsigned char **buf) {
+    size_t i;
+    int bad = 0;
+    for (i = 0; i < n; i++) {
+        int k;
+        if (rq[i].nbytes != c[i].want_len || !rq[i].data ||
+            memcmp(rq[i].data, c[i].want, (size_t)c[i].want_len) != 0) {
+            if (!bad) fprintf(stderr, "  slice mismatch: %s dim %u [%llu, %llu)\n", c[i].t->name,
+                              c[i].dim, (unsigned long long)c[i].b, (unsigned long long)c[i].e);
+            bad++;
+        }
+        if (buf[i]) {
+            for (k = 0; k < 32; k++)
+                if (buf[i][k] != 0x5A || buf[i][32 + c[i].want_len + k] != 0x5A) bad++;
+            free(buf[i]);
+            buf[i] = NULL;
+        }
+    }
+    return bad;
+}
+
+static void tl_make_slices(tl_model *s) {
+    static const uint64_t a1[] = {100003}, a2[] = {300, 700}, b2[] = {64, 40000},
+                          a3[] = {5, 37, 129}, a4[] = {3, 4, 5, 67}, b4[] = {2, 3, 2, 2000},
+                          c3[] = {17, 33, 9}, f4[] = {6, 10}, e3[] = {4, 0, 3}, d2[] = {9, 3};
+    tl_add_nd(s, "r1.u8", SAFELOAD_U8, 1, a1);
+    tl_add_nd(s, "r2.bf16", SAFELOAD_BF16, 2, a2);
+    tl_add_nd(s, "r2.wide.f32", SAFELOAD_F32, 2, b2);     /* rows 160 KB apart: separate runs */
+    tl_add_nd(s, "r3.f16", SAFELOAD_F16, 3, a3);
+    tl_add_nd(s, "r4.f32", SAFELOAD_F32, 4, a4);
+    tl_add_nd(s, "r4.i64", SAFELOAD_I64, 4, b4);
+    tl_add_nd(s, "r3.fp8", SAFELOAD_F8_E4M3, 3, c3);
+    tl_add_nd(s, "r2.small.bf16", SAFELOAD_BF16, 2, d2);
+    tl_add_nd(s, "f4", SAFELOAD_F4, 2, f4);
+    tl_add_nd(s, "empty", SAFELOAD_BF16, 3, e3);
+    tl_add_nd(s, "scalar", SAFELOAD_F32, 0, NULL);
+}
+
+static void test_slices_any_dim(void) {
+    enum { CAP = 64 };
+    tl_model s;
+    char path[400];
+    tl_slice_case c[CAP];
+    safeload_request rq[CAP];
+    unsigned char *buf[CAP];
+    unsigned char *img;
+    size_t n, imgn, i;
+    safeload_file *f;
+    safeload_error e;
+    int src, th, io, round;
+    memset(&s, 0, sizeof s);
+    tl_make_slices(&s);
+    tl_path(path, sizeof path, "slices.safetensors");
+    CHECK(tl_save(&s, 0, s.n, path));
+    img = tu_slurp(path, &imgn);
+    /* sources: a file in each I/O mode, memory, a reader with short reads */
+    for (round = 0; round < (tl_quick() ? 2 : 4); round++)
+        for (src = 0; src < 6; src++)
+            for (th = 1; th <= 4; th++) {
+                safeload_load_desc d;
+                safeload_load_stats st;
+                safeload_arena *ar = NULL;
+                safeload_reader rd;
+                tl_reader tr;
+                uint64_t lo = 0, hi = 0;
+                int caller = (th + round) % 2, bad;
+                if (tl_quick() && th != 1 + (round + src) % 4) continue;
+                n = tl_slice_cases(&s, c, CAP);
+                memset(&d, 0, sizeof d);
+                d.threads = th;
+                d.stats = &st;
+                d.chunk_size = round % 2 ? 12288 : 0;       /* runs across chunk boundaries */
+                d.staging_size = round >= 2 ? 4096 : 0;
+                io = src < 4 ? SAFELOAD_IO_READ + src : SAFELOAD_IO_READ;
+                d.io = (safeload_io)io;
+                if (src == 4) {
+                    CHECK(safeload_open_memory(&f, img, imgn, NULL, &e) == SAFELOAD_OK);
+                } else if (src == 5) {
+                    memset(&tr, 0, sizeof tr);
+                    tr.p = img; tr.n = imgn; tr.fail_at = -1;
+                    memset(&rd, 0, sizeof rd);
+                    rd.read = tl_read; rd.size = imgn; rd.user = &tr; rd.name = "slices";
+                    CHECK(safeload_open_reader(&f, &rd, NULL, &e) == SAFELOAD_OK);
+                } else {
+                    CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+                }
+                tl_slice_requests(c, n, rq, buf, caller);
+                CHECK_MSG(safeload_load_file(f, rq, n, &d, caller ? NULL : &ar, &e) ==
+                          SAFELOAD_OK, "src %d threads %d: %s", src, th, e.message);
+                bad = tl_slice_verify(c, n, rq, buf);
+                CHECK_MSG(bad == 0, "round %d src %d threads %d: %d bad slices", round, src, th,
+                          bad);
+                /* what was read: the runs, and at most the gaps (<= 64 KiB) between them; from
+                   memory (a mapping, a buffer) the runs alone */
+                for (i = 0; i < n; i++) { lo += c[i].src_len; hi += c[i].span; }
+                if (io == SAFELOAD_IO_MMAP || src == 4) hi = lo;
+                CHECK_MSG(st.bytes_read >= lo && st.bytes_read <= hi,
+                          "src %d threads %d: read %llu, want %llu..%llu", src, th,
+                          (unsigned long long)st.bytes_read, (unsigned long long)lo,
+                          (unsigned long long)hi);
+                safeload_arena_free(ar);
+                safeload_close(f);
+                for (i = 0; i < n; i++) free(c[i].want);
+            }
+    {   /* one slice of dimension 1 with rows 1,200 bytes apart: one preadv of the span; on a
+           wide tensor (runs 160 KB apart): the runs alone, one read each */
+        safeload_load_desc d;
+        safeload_load_stats st;
+        safeload_arena *ar = NULL;
+        const tl_tensor *t = tl_get(&s, "r2.bf16");
+        uint64_t len, runs, gap;
+        unsigned char *want = tl_naive_slice(t, 1, 100, 200, &len, &runs, &gap);
+        CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+        memset(&d, 0, sizeof d);
+        d.threads = 1;
+        d.stats = &st;
+        memset(rq, 0, sizeof rq[0]);
+        rq[0].name = t->name; rq[0].slice_dim = 1; rq[0].slice_begin = 100; rq[0].slice_end = 200;
+        CHECK(safeload_load_file(f, rq, 1, &d, &ar, &e) == SAFELOAD_OK);
+        CHECK(rq[0].nbytes == len && memcmp(rq[0].data, want, (size_t)len) == 0);
+        CHECK_EQ_U64(st.bytes_read, 299 * 1400 + 200);
+        CHECK_EQ_U64(st.reads, 1);
+        CHECK_EQ_U64(st.bytes_written, len);
+        safeload_arena_free(ar);
+        free(want);
+        t = tl_get(&s, "r2.wide.f32");
+        want = tl_naive_slice(t, 1, 5, 9, &len, &runs, &gap);
+        rq[0].name = t->name; rq[0].slice_begin = 5; rq[0].slice_end = 9;
+        CHECK(safeload_load_file(f, rq, 1, &d, &ar, &e) == SAFELOAD_OK);
+        CHECK(rq[0].nbytes == len && memcmp(rq[0].data, want, (size_t)len) == 0);
+        CHECK_EQ_U64(st.bytes_read, 64 * 16);
+        CHECK_EQ_U64(st.reads, 64);
+        safeload_arena_free(ar);
+        free(want);
+        /* and slices that are the whole tensor are the whole tensor, for F4 too */
+        t = tl_get(&s, "f4");
+        rq[0].name = t->name; rq[0].slice_dim = 1; rq[0].slice_begin = 0; rq[0].slice_end = 10;
+        CHECK(safeload_load_file(f, rq, 1, &d, &ar, &e) == SAFELOAD_OK);
+        CHECK(rq[0].nbytes == 30 && memcmp(rq[0].data, t->data, 30) == 0);
+        safeload_arena_free(ar);
+        /* F4 rows of dimension 0 are 5 bytes: slices of them work */
+        rq[0].slice_dim = 0; rq[0].slice_begin = 1; rq[0].slice_end = 3;
+        CHECK(safeload_load_file(f, rq, 1, &d, &ar, &e) == SAFELOAD_OK);
+        CHECK(rq[0].nbytes == 10 && memcmp(rq[0].data, t->data + 5, 10) == 0);
+        safeload_arena_free(ar);
+        safeload_close(f);
+    }
+    {   /* bad slices: INVALID_SLICE saying which, nothing loaded */
+        static const struct { const char *name; uint32_t dim; uint64_t b, e; const char *says; } bad[] = {
+            {"r3.f16", 3, 0, 1, "slice_dim 3 of a tensor of rank 3"},
+            {"r3.f16", 1, 5, 5, "an empty slice [5, 5) of dimension 1, which has 37 entries"},
+            {"r3.f16", 2, 7, 3, "an empty slice"},
+            {"r3.f16", 2, 0, 130, "a past-the-end slice [0, 130) of dimension 2, which has 129"},
+            {"r1.u8", 0, 0, 100004, "past-the-end"},
+            {"scalar", 0, 0, 1, "a scalar cannot be sliced"},
+            {"f4", 1, 0, 3, "does not start and end on whole bytes"},
+            {"f4", 1, 2, 4, "does not start and end on whole bytes"},
+            {"empty", 1, 0, 1, "past-the-end slice [0, 1) of dimension 1, which has 0 entries"},
+        };
+        unsigned char tiny[64];
+        CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            safeload_arena *ar = NULL;
+            memset(rq, 0, 2 * sizeof rq[0]);
+            rq[0].name = "r1.u8";
+            rq[0].dst = tiny; rq[0].dst_size = sizeof tiny;
+            rq[0].slice_begin = 0; rq[0].slice_end = 64;
+            rq[1].name = bad[i].name;
+            rq[1].slice_dim = bad[i].dim;
+            rq[1].slice_begin = bad[i].b;
+            rq[1].slice_end = bad[i].e;
+            CHECK(safeload_load_file(f, rq, 2, NULL, &ar, &e) == SAFELOAD_INVALID_SLICE);
+            CHECK_MSG(strstr(e.message, bad[i].says) && strstr(e.message, "request 1") &&
+                      strcmp(e.tensor, bad[i].name) == 0, "%s [%s]", e.message, e.tensor);
+            CHECK(ar == NULL && rq[0].data == NULL && rq[1].data == NULL);
+        }
+        /* an empty tensor's slices of its other dimensions are empty, not errors */
+        memset(rq, 0, sizeof rq[0]);
+        rq[0].name = "empty"; rq[0].slice_dim = 2; rq[0].slice_begin = 1; rq[0].slice_end = 2;
+        {
+            safeload_arena *ar = NULL;
+            CHECK(safeload_load_file(f, rq, 1, NULL, &ar, &e) == SAFELOAD_OK);
+            CHECK(rq[0].nbytes == 0 && rq[0].data != NULL);
+            safeload_arena_free(ar);
+        }
+        safeload_close(f);
+    }
+    {   /* faults: every read failing in turn, short and interrupted reads; every allocation
+           failing in turn. Either all is loaded exactly, or nothing, and nothing leaks. */
+        int mode;
+        for (mode = 0; mode < 3; mode++)
+            for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_DIRECT; io++) {
+                long k;
+                if (io == SAFELOAD_IO_MMAP) continue;           /* no reads to fail */
+                if (io == SAFELOAD_IO_DIRECT && mode == 1) continue;  /* O_DIRECT: aligned */
+                for (k = 0; k < 400; k++) {
+                    safeload_load_desc d;
+                    safeload_arena *ar = NULL;
+                    safeload_result r;
+                    if (mode && k) break;
+                    n = tl_slice_cases(&s, c, CAP);
+                    memset(&d, 0, sizeof d);
+                    d.threads = 1 + (int)(k % 3);
+                    d.io = (safeload_io)io;
+                    d.chunk_size = 12288;
+                    d.staging_size = 4096;
+                    CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+                    tl_slice_requests(c, n, rq, buf, (int)(k % 2));
+                    fi_set(mode == 0 ? FI_FAIL_AT : mode == 1 ? FI_SHORT : FI_EINTR, k);
+                    r = safeload_load_file(f, rq, n, &d, k % 2 ? NULL : &ar, &e);
+                    fi_set(FI_NONE, -1);
+                    if (r == SAFELOAD_OK) {
+                        CHECK_MSG(tl_slice_verify(c, n, rq, buf) == 0, "mode %d io %d at %ld",
+                                  mode, io, k);
+                    } else {
+                        CHECK_MSG(r == SAFELOAD_IO_ERROR && mode == 0 && e.offset != SAFELOAD_NO_OFFSET &&
+                                  e.tensor[0], "mode %d io %d at %ld: %s", mode, io, k, e.message);
+                        for (i = 0; i < n; i++) {
+                            CHECK(rq[i].data == NULL);
+                            free(buf[i]);
+                        }
+                    }
+                    safeload_arena_free(ar);
+                    safeload_close(f);
+                    for (i = 0; i < n; i++) free(c[i].want);
+                    if (r == SAFELOAD_OK) break;
+                }
+                CHECK_MSG(mode || k > 3, "io %d: only %ld failure points", io, k);
+            }
+    }
+    {
+        tl_alloc ta;
+        long k;
+        CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+        for (k = 0; k < 200; k++) {
+            safeload_load_desc d;
+            safeload_arena *ar = NULL;
+            safeload_result r;
+            n = tl_slice_cases(&s, c, CAP);
+            memset(&d, 0, sizeof d);
+            d.threads = 2;
+            d.allocator = tl_allocator(&ta, k);
+            tl_slice_requests(c, n, rq, buf, 0);
+            r = safeload_load_file(f, rq, n, &d, &ar, &e);
+            if (r == SAFELOAD_OK) CHECK(tl_slice_verify(c, n, rq, buf) == 0);
+            else CHECK_MSG(r == SAFELOAD_OUT_OF_MEMORY && rq[0].data == NULL, "%s", e.message);
+            safeload_arena_free(ar);
+            CHECK_EQ_U64(ta.live, 0);
+            for (i = 0; i < n; i++) free(c[i].want);
+            if (r == SAFELOAD_OK) break;
+        }
+        CHECK(k > 3 && k < 200);
+        safeload_close(f);
+    }
+    free(img);
+    tl_free_model(&s);
+}
+
 int main(void) {
     tl_model m;
     char path[400];
@@ -2750,6 +3119,7 @@ int main(void) {
     test_changed_file();
     test_io_auto();
     test_mixed_run();
+    test_slices_any_dim();
     {
         /* allocation failures on a smaller checkpoint (the loop runs once per allocation) */
         tl_model s;
