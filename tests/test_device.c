@@ -1,6 +1,8 @@
 /* test_device: uploads through the hooks, against the fake device (tests/fakedev.h). The fake
    copies late, on its own thread, checks that staging bytes did not change before the copy,
    poisons them after, and can fail any hook at its k-th call. */
+#define _GNU_SOURCE
+#include <unistd.h>
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
@@ -774,6 +776,156 @@ static void test_nested_in_hooks(void) {
     safeload_free(img, NULL);
 }
 
+/* Slices of either dimension into device memory (arena and caller pointers), cast or not, from
+   memory and from a file in each I/O mode, small pinned buffers and staging; and every hook
+   failing in turn with slices in the load. */
+static uint64_t td_dim[400], td_b[400], td_e[400];
+
+static void td_slice_requests(fake_dev *dev, safeload_request *rq, unsigned char **own,
+                              int caller) {
+    size_t i;
+    td_requests(rq, 6);
+    for (i = 0; i < td_n; i++) {
+        const td_tensor *t = &td[i];
+        uint32_t d = (uint32_t)(tu_rand64() % 2);
+        uint64_t rows = t->shape[d], out;
+        td_dim[i] = d;
+        td_b[i] = tu_rand64() % rows;
+        td_e[i] = td_b[i] + 1 + tu_rand64() % (rows - td_b[i]);
+        rq[i].slice_dim = d;
+        rq[i].slice_begin = td_b[i];
+        rq[i].slice_end = td_e[i];
+        own[i] = NULL;
+        out = (d ? t->shape[0] * (td_e[i] - td_b[i]) : (td_e[i] - td_b[i]) * t->shape[1]) *
+              safeload_dtype_size(rq[i].dtype ? rq[i].dtype : t->dt);
+        if (caller && i % 2) {
+            void *p = NULL;
+            if (rq[i].device) fd_device_alloc(dev, (size_t)out + 1, &p);
+            else p = malloc(out + 1);
+            own[i] = (unsigned char *)p;
+            rq[i].dst = own[i];
+            rq[i].dst_size = out;
+        }
+    }
+}
+
+/* the slice of td[i] as requested, cast as requested */
+static int td_slice_expect(const safeload_request *r, size_t i) {
+    const td_tensor *t = &td[i];
+    size_t es = safeload_dtype_size(t->dt), os, cnt, k;
+    uint64_t w = td_e[i] - td_b[i];
+    unsigned char *sl;
+    int ok;
+    if (td_dim[i] == 0) {
+        cnt = (size_t)(w * t->shape[1]);
+        sl = (unsigned char *)malloc(cnt * es + 1);
+        memcpy(sl, t->data + td_b[i] * t->shape[1] * es, cnt * es);
+    } else {
+        cnt = (size_t)(w * t->shape[0]);
+        sl = (unsigned char *)malloc(cnt * es + 1);
+        for (k = 0; k < t->shape[0]; k++)
+            memcpy(sl + k * w * es, t->data + (k * t->shape[1] + td_b[i]) * es, (size_t)(w * es));
+    }
+    if (r->dtype && r->dtype != t->dt) {
+        safeload_convert_desc cd;
+        unsigned char *c;
+        os = safeload_dtype_size(r->dtype);
+        c = (unsigned char *)malloc(cnt * os + 1);
+        memset(&cd, 0, sizeof cd);
+        cd.simd = SAFELOAD_SIMD_SCALAR;
+        ok = safeload_convert_ex(c, r->dtype, sl, t->dt, cnt, &cd) == SAFELOAD_OK;
+        free(sl);
+        sl = c;
+        es = os;
+    } else {
+        ok = 1;
+    }
+    ok = ok && r->nbytes == cnt * es && r->data && memcmp(r->data, sl, cnt * es) == 0;
+    free(sl);
+    return ok;
+}
+
+static void test_device_slices(fake_dev *dev) {
+    char path[] = "/tmp/safeload-test-device-slices-XXXXXX";
+    safeload_request rq[400];
+    unsigned char *own[400];
+    safeload_error e;
+    int fd = mkstemp(path), src, th, cfg;
+    size_t i;
+    FILE *fp = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    CHECK(fp && fwrite(td_img, 1, td_size, fp) == td_size);
+    if (fp) fclose(fp);
+    for (src = 0; src < 4; src++)               /* memory, READ, MMAP, DIRECT */
+        for (th = 1; th <= 4; th++)
+            for (cfg = 0; cfg < 2; cfg++) {
+                safeload_file *f;
+                safeload_load_desc d;
+                safeload_arena *arena = NULL;
+                safeload_result r;
+                int bad = 0;
+                if (src == 0) CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
+                else CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+                memset(&d, 0, sizeof d);
+                d.threads = th;
+                d.io = src == 0 ? SAFELOAD_IO_READ : (safeload_io)(SAFELOAD_IO_READ + src - 1);
+                d.device = SAFELOAD_DEVICE_HOOKS;
+                d.hooks = fd_hooks(dev);
+                d.pinned_size = cfg ? 8192 : 0;      /* slices across many pinned buffers */
+                d.staging_size = cfg ? 4096 : 0;
+                d.chunk_size = cfg ? 8192 : 0;
+                fd_reset_counters(dev, -1, 0);
+                td_slice_requests(dev, rq, own, cfg);
+                r = safeload_load_file(f, rq, td_n, &d, &arena, &e);
+                CHECK_MSG(r == SAFELOAD_OK, "src %d threads %d cfg %d: %s", src, th, cfg, e.message);
+                for (i = 0; i < td_n && r == SAFELOAD_OK; i++) bad += !td_slice_expect(&rq[i], i);
+                CHECK_MSG(bad == 0, "src %d threads %d cfg %d: %d slices differ", src, th, cfg, bad);
+                CHECK_EQ_U64(dev->violations, 0);
+                CHECK_EQ_U64(dev->pinned_live, 0);
+                safeload_arena_free(arena);
+                for (i = 0; i < td_n; i++) {
+                    if (own[i] && rq[i].device) fd_device_free(dev, own[i]);
+                    else free(own[i]);
+                }
+                safeload_close(f);
+            }
+    {
+        int hook;
+        safeload_file *f;
+        CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
+        for (hook = 0; hook < FD_NHOOKS; hook++) {
+            long k;
+            for (k = 0; k < 200; k++) {
+                safeload_load_desc d;
+                safeload_arena *arena = NULL;
+                safeload_result r;
+                memset(&d, 0, sizeof d);
+                d.threads = 1 + (int)(k % 3);
+                d.hooks = fd_hooks(dev);
+                d.pinned_size = 8192;
+                d.staging_size = 4096;
+                fd_reset_counters(dev, hook, k * 7);
+                td_slice_requests(dev, rq, own, 0);
+                r = safeload_load_file(f, rq, td_n, &d, &arena, &e);
+                if (r == SAFELOAD_OK) {
+                    int bad = 0;
+                    for (i = 0; i < td_n; i++) bad += !td_slice_expect(&rq[i], i);
+                    CHECK(bad == 0);
+                    safeload_arena_free(arena);
+                    if (dev->calls[hook] <= k * 7) break;      /* past the last call */
+                    continue;
+                }
+                CHECK_MSG(r == SAFELOAD_HOOK_FAILED, "hook %d at %ld: %s", hook, k, e.message);
+                CHECK(arena == NULL && rq[0].data == NULL);
+                CHECK_EQ_U64(dev->violations, 0);
+                CHECK_EQ_U64(dev->pinned_live, 0);
+                CHECK_EQ_U64(dev->device_live, 0);
+            }
+        }
+        safeload_close(f);
+    }
+    remove(path);
+}
+
 int main(void) {
     fake_dev dev;
     size_t i;
@@ -791,6 +943,7 @@ int main(void) {
     test_upload_failure_names(&dev);
     test_wedged_device();
     test_nested_in_hooks();
+    test_device_slices(&dev);
     fd_destroy(&dev);
     /* throttled: copies land well after upload() returns */
     fd_init(&dev, 400e6);
