@@ -51,10 +51,10 @@ static const char usage_text[] =
         "  safeload inspect PATH [--json]\n"
         "  safeload verify PATH\n"
         "  safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct|auto]\n"
-        "                     [--progress] [--checksum]\n"
+        "                     [--progress] [--checksum] [--slice DIM:BEGIN:END]\n"
         "  safeload keys PATH --expect NAMES_FILE\n"
         "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
-        "  safeload show PATH NAME [--count N|all]\n"
+        "  safeload show PATH NAME [--count N|all] [--slice DIM:BEGIN:END]\n"
         "  safeload hash PATH [--tensors] [--json] [--threads N]\n"
         "  safeload sample OUT\n"
         "  safeload --version | --help\n"
@@ -880,6 +880,56 @@ static int parse_threads(const char *v, int *out) {
     return 1;
 }
 
+/* --slice DIM:BEGIN:END: three whole numbers (the library judges the range) */
+static int parse_slice(const char *v, safeload_request *q) {
+    uint64_t n[3] = {0, 0, 0};
+    int k;
+    for (k = 0; k < 3; k++) {
+        size_t j;
+        for (j = 0; v[j] >= '0' && v[j] <= '9' && n[k] < ((uint64_t)1 << 62); j++)
+            n[k] = n[k] * 10 + (uint64_t)(v[j] - '0');
+        if (j == 0 || n[k] >= ((uint64_t)1 << 62) || v[j] != (k < 2 ? ':' : '\0')) return 0;
+        v += j + (k < 2);
+    }
+    if (n[0] > 0xFFFFFFFFu) return 0;
+    q->slice_dim = (uint32_t)n[0];
+    q->slice_begin = n[1];
+    q->slice_end = n[2];
+    return 1;
+}
+
+/* load --slice: every tensor with that dimension and at least END entries in it sliced, the
+   rest whole; cast as safeload_load_all casts. *sliced: how many were. */
+static safeload_result load_sliced(safeload_model *m, safeload_dtype dtype,
+                                   const safeload_load_desc *d, const safeload_request *sl,
+                                   safeload_request **out, size_t *n, safeload_arena **arena,
+                                   size_t *sliced, safeload_error *e) {
+    size_t k, count = safeload_model_tensor_count(m);
+    safeload_request *q = (safeload_request *)calloc(count + 1, sizeof *q);
+    safeload_result r;
+    *sliced = 0;
+    if (!q) return SAFELOAD_OUT_OF_MEMORY;
+    for (k = 0; k < count; k++) {
+        size_t shard;
+        const safeload_tensor *t = safeload_model_tensor_at(m, k, &shard);
+        q[k].name = t->name;
+        q[k].tensor = t;                    /* no lookup */
+        q[k].shard = shard;
+        if (dtype && dtype != t->dtype && safeload_can_convert(dtype, t->dtype)) q[k].dtype = dtype;
+        if (sl->slice_dim < t->rank && sl->slice_end <= t->shape[sl->slice_dim]) {
+            q[k].slice_dim = sl->slice_dim;
+            q[k].slice_begin = sl->slice_begin;
+            q[k].slice_end = sl->slice_end;
+            ++*sliced;
+        }
+    }
+    r = safeload_load(m, q, count, d, arena, e);
+    if (r != SAFELOAD_OK) { free(q); q = NULL; count = 0; }
+    *out = q;
+    *n = count;
+    return r;
+}
+
 static int cmd_load(int argc, char **argv) {
     const char *path = NULL;
     safeload_dtype dtype = SAFELOAD_DTYPE_NONE;
@@ -894,9 +944,14 @@ static int cmd_load(int argc, char **argv) {
     uint64_t h = 0xcbf29ce484222325ULL;
     jw w;    /* ends: after "--", every argument is a PATH */
     double t0, t1, t2;
+    safeload_request slice, *sq = NULL;     /* --slice: the tensors as sliced */
+    safeload_arena *sa = NULL;
+    size_t sn = 0, n_sliced = 0;
+    int slicing = 0;
     static const char *const io_names[] = {"default", "read", "mmap", "direct", "auto"};
     char io_text[96];
     memset(&d, 0, sizeof d);
+    memset(&slice, 0, sizeof slice);
     for (i = 0; i < argc; i++) {
         if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
         if (ends) {
@@ -921,8 +976,13 @@ static int cmd_load(int argc, char **argv) {
             d.progress_user = &bar;
         } else if (strcmp(argv[i], "--checksum") == 0) checksum = 1;
         else if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--slice") == 0 && i + 1 < argc) {
+            if (!parse_slice(argv[++i], &slice))
+                return usage_error("--slice takes DIM:BEGIN:END, not", argv[i]);
+            slicing = 1;
+        }
         else if (!path && argv[i][0] != '-') path = argv[i];
-        else if (i + 1 == argc && (strcmp(argv[i], "--threads") == 0 ||
+        else if (i + 1 == argc && (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "--slice") == 0 ||
                                    strcmp(argv[i], "--dtype") == 0 || strcmp(argv[i], "--io") == 0))
             return usage_error("a value is missing after", argv[i]);
         else return bad_arg(argv[i], path);
@@ -935,7 +995,10 @@ static int cmd_load(int argc, char **argv) {
     r = safeload_model_open(&m, path, NULL, &e);
     t1 = now_seconds();
     bar.t0 = t1;
-    if (r == SAFELOAD_OK) r = safeload_load_all(m, dtype, &d, &l, &e);
+    if (r == SAFELOAD_OK && slicing)
+        r = load_sliced(m, dtype, &d, &slice, &sq, &sn, &sa, &n_sliced, &e);
+    else if (r == SAFELOAD_OK)
+        r = safeload_load_all(m, dtype, &d, &l, &e);
     t2 = now_seconds();
     if (r != SAFELOAD_OK) {
         if (bar.shown) fputc('\n', stderr);
@@ -952,12 +1015,21 @@ static int cmd_load(int argc, char **argv) {
                  plural(safeload_model_shard_count(m)));
     else
         snprintf(io_text, sizeof io_text, "%s", io_names[st.io]);
+    if (slicing && !json)
+        printf("sliced: %llu of %llu tensors, [%llu, %llu) of dimension %u (the rest whole)\n",
+               (unsigned long long)n_sliced, (unsigned long long)sn,
+               (unsigned long long)slice.slice_begin, (unsigned long long)slice.slice_end,
+               (unsigned)slice.slice_dim);
+    if (!slicing) {
+        sq = l->tensors;
+        sn = l->count;
+    }
     if (checksum) {
         size_t k;
-        for (k = 0; k < l->count; k++) {
-            const unsigned char *p = (const unsigned char *)l->tensors[k].data;
+        for (k = 0; k < sn; k++) {
+            const unsigned char *p = (const unsigned char *)sq[k].data;
             uint64_t j;
-            for (j = 0; j < l->tensors[k].nbytes; j++) { h ^= p[j]; h *= 0x100000001b3ULL; }
+            for (j = 0; j < sq[k].nbytes; j++) { h ^= p[j]; h *= 0x100000001b3ULL; }
         }
     }
     if (json) {
@@ -965,7 +1037,7 @@ static int cmd_load(int argc, char **argv) {
         jw_doc(&w, stdout);
         jw_str(&w, "command", "load");
         jw_str(&w, "path", path);
-        jw_u64(&w, "tensors", l->count);
+        jw_u64(&w, "tensors", sn);
         jw_u64(&w, "bytes_read", st.bytes_read);
         jw_u64(&w, "bytes_written", st.bytes_written);
         jw_num(&w, "seconds", t2 - t1);
@@ -980,18 +1052,20 @@ static int cmd_load(int argc, char **argv) {
         else jw_null(&w, "checksum");
         jw_warnings(&w, path, m);
         jw_end(&w, '}');
+        if (slicing) { free(sq); safeload_arena_free(sa); }
         safeload_loaded_free(l);
         safeload_model_close(m);
         return 0;
     }
     printf("loaded: %llu tensor%s, %llu byte%s in %.3f s, %.2f GB/s (opened in %.3f s; %llu "
-           "byte%s written; %d thread%s, io %s)\n", (unsigned long long)l->count,
-           plural(l->count), (unsigned long long)st.bytes_read, plural(st.bytes_read), t2 - t1,
+           "byte%s written; %d thread%s, io %s)\n", (unsigned long long)sn,
+           plural(sn), (unsigned long long)st.bytes_read, plural(st.bytes_read), t2 - t1,
            (double)st.bytes_read / 1e9 / (t2 - t1 > 0 ? t2 - t1 : 1e-9), t1 - t0,
            (unsigned long long)st.bytes_written, plural(st.bytes_written), st.threads,
            st.threads == 1 ? "" : "s", io_text);
     if (checksum)
         printf("checksum: %016llx\n", (unsigned long long)h);
+    if (slicing) { free(sq); safeload_arena_free(sa); }
     safeload_loaded_free(l);
     safeload_model_close(m);
     return 0;
@@ -2183,7 +2257,7 @@ static int parse_count(const char *v, uint64_t *out) {
    way (exactly); F6 shows its packed bytes. Values print as the shortest decimal that reads back as the stored value. */
 static int cmd_show(int argc, char **argv) {
     const char *path = NULL, *name = NULL;
-    uint64_t count = 16, shown, rows, k;
+    uint64_t count = 16, shown, rows, k, numel;
     safeload_model *m = NULL;
     const safeload_tensor *t;
     safeload_request q;
@@ -2191,7 +2265,7 @@ static int cmd_show(int argc, char **argv) {
     safeload_error e;
     safeload_result r;
     char shape[128], buf[96];
-    int i, ends = 0, bits, packed;
+    int i, ends = 0, bits, packed, slicing = 0;
     memset(&q, 0, sizeof q);
     for (i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -2199,7 +2273,11 @@ static int cmd_show(int argc, char **argv) {
         if (!ends && strcmp(a, "--count") == 0 && i + 1 < argc) {
             if (!parse_count(argv[++i], &count))
                 return usage_error("--count takes a whole number or all, not", argv[i]);
-        } else if (!ends && strcmp(a, "--count") == 0) {
+        } else if (!ends && strcmp(a, "--slice") == 0 && i + 1 < argc) {
+            if (!parse_slice(argv[++i], &q))
+                return usage_error("--slice takes DIM:BEGIN:END, not", argv[i]);
+            slicing = 1;
+        } else if (!ends && (strcmp(a, "--count") == 0 || strcmp(a, "--slice") == 0)) {
             return usage_error("a value is missing after", a);
         } else if (!ends && a[0] == '-') {
             return usage_error("unknown option", a);
@@ -2225,13 +2303,16 @@ static int cmd_show(int argc, char **argv) {
         safeload_model_close(m);
         return 1;
     }
-    shown = count < t->numel ? count : t->numel;
+    numel = t->numel;
+    if (slicing && q.slice_dim < t->rank && t->shape[q.slice_dim] && q.slice_end > q.slice_begin)
+        numel = t->numel / t->shape[q.slice_dim] * (q.slice_end - q.slice_begin);
+    shown = count < numel ? count : numel;
     q.name = t->name;
     q.tensor = t;
     if (safeload_can_convert(SAFELOAD_F32, t->dtype) && t->dtype != SAFELOAD_F64)
         q.dtype = SAFELOAD_F32;
     bits = (int)safeload_dtype_bits(t->dtype);
-    if (t->rank > 0 && shown < t->numel) {       /* the rows that hold the first `shown` */
+    if (t->rank > 0 && shown < t->numel && !slicing) {  /* the rows that hold the first `shown` */
         uint64_t per = t->numel / t->shape[0];
         rows = (shown + per - 1) / per;
         /* a slice of 4- or 6-bit values must be whole bytes: up to a row count that is */
@@ -2240,7 +2321,7 @@ static int cmd_show(int argc, char **argv) {
     }
     packed = bits % 8 && !q.dtype;
     if (packed) shown = (shown * (uint64_t)bits + 7) / 8;         /* F6: packed bytes */
-    if (shown) r = safeload_load(m, &q, 1, NULL, &arena, &e);
+    if (shown || slicing) r = safeload_load(m, &q, 1, NULL, &arena, &e);   /* a slice: checked */
     if (r != SAFELOAD_OK) {
         print_error(path, &e, m);
         safeload_model_close(m);
@@ -2250,8 +2331,12 @@ static int cmd_show(int argc, char **argv) {
     put_str(stdout, t->name);
     printf(": %s %s, %llu element%s", dtype_str(t->dtype), shape,
            (unsigned long long)t->numel, plural(t->numel));
+    if (slicing)
+        printf(", slice [%llu, %llu) of dimension %u: %llu element%s",
+               (unsigned long long)q.slice_begin, (unsigned long long)q.slice_end,
+               (unsigned)q.slice_dim, (unsigned long long)numel, plural(numel));
     if (packed) printf(", shown as %llu packed byte%s", (unsigned long long)shown, plural(shown));
-    else if (shown < t->numel) printf(", the first %llu", (unsigned long long)shown);
+    else if (shown < numel) printf(", the first %llu", (unsigned long long)shown);
     putchar('\n');
     for (k = 0; k < shown; k++) {
         const unsigned char *p = (const unsigned char *)q.data;

@@ -752,6 +752,15 @@ run $RUNNER "$CLI" show "$T/s.safetensors" model.embed_tokens.weight --count all
 run $RUNNER "$CLI" show "$T/s.safetensors" model.embed_tokens.weight --count 40
 check "show 40 of 2048" "0 model.embed_tokens.weight: BF16 [64, 32], 2048 elements, the first 40" "$rc $(printf '%s\n' "$out" | head -n 1)"
 check "show 40: the first 40 of all" "$(printf '%s\n' "$all" | cut -d ' ' -f 2-41)" "$(printf '%s\n' "$out" | tail -n +2 | tr -s ' \n' '  ' | cut -d ' ' -f 2-41)"
+# --slice DIM:BEGIN:END: columns 4 and 5 of each row (elements 4, 5, 36, 37, 68, 69 of all)
+run $RUNNER "$CLI" show "$T/s.safetensors" model.embed_tokens.weight --slice 1:4:6 --count 6
+check "show --slice" "0 model.embed_tokens.weight: BF16 [64, 32], 2048 elements, slice [4, 6) of dimension 1: 128 elements, the first 6" "$rc $(printf '%s\n' "$out" | head -n 1)"
+check "show --slice: its values" "$(printf '%s\n' "$all" | cut -d ' ' -f 6,7,38,39,70,71)" "$(printf '%s\n' "$out" | tail -n +2 | tr -s ' \n' '  ' | cut -d ' ' -f 2-7)"
+run $RUNNER "$CLI" show "$T/s.safetensors" model.embed_tokens.weight --slice 1:4:4
+check "show --slice empty" "1 error: $T/s.safetensors: INVALID_SLICE: request 0: an empty slice [4, 4) of dimension 1, which has 32 entries [tensor model.embed_tokens.weight] (byte 203)" "$rc $(err)"
+run $RUNNER "$CLI" load "$T/s.safetensors" --slice 1:0:16
+check "load --slice" "0 sliced: 3 of 6 tensors, [0, 16) of dimension 1 (the rest whole)" "$rc $(printf '%s\n' "$out" | head -n 1)"
+run $RUNNER "$CLI" load "$T/s.safetensors" --slice 1:16; check "load --slice bad" "2 error: --slice takes DIM:BEGIN:END, not 1:16" "$rc $(err | head -n 1)"
 # every value of the sample, against an independent oracle: exact rational rounding to the
 # dtype, Python's own formatting; each printed value must read back as the stored one, and
 # no shorter one may
