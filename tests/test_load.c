@@ -573,7 +573,7 @@ static void test_new_sources_on_load(void) {
         CHECK(safeload_convert_ex(want, SAFELOAD_F16, t->data + 5 * 2048, SAFELOAD_F4,
                                   (size_t)cnt, &cd) == SAFELOAD_OK);
         memset(&rq, 0, sizeof rq);
-        rq.name = "f4.big"; rq.dtype = SAFELOAD_F16; rq.row_begin = 5; rq.row_end = 700;
+        rq.name = "f4.big"; rq.dtype = SAFELOAD_F16; rq.slice_begin = 5; rq.slice_end = 700;
         rq.dst = buf + 32; rq.dst_size = cnt * 2 - 1;
         CHECK(safeload_load(mod, &rq, 1, NULL, NULL, &e) == SAFELOAD_BUFFER_TOO_SMALL);
         rq.dst_size = cnt * 2;
@@ -590,7 +590,7 @@ static void test_new_sources_on_load(void) {
         safeload_request rq;
         CHECK(safeload_convert_ex(want, SAFELOAD_F32, t->data + 3, SAFELOAD_F4, 6, &cd) == 0);
         memset(&rq, 0, sizeof rq);
-        rq.name = "f4.small"; rq.dtype = SAFELOAD_F32; rq.row_begin = 1; rq.row_end = 2;
+        rq.name = "f4.small"; rq.dtype = SAFELOAD_F32; rq.slice_begin = 1; rq.slice_end = 2;
         rq.dst = out; rq.dst_size = sizeof out;
         CHECK(safeload_load(mod, &rq, 1, NULL, NULL, &e) == SAFELOAD_OK);
         CHECK(rq.nbytes == 24 && memcmp(out, want, 24) == 0);
