@@ -756,32 +756,6 @@ static int cmd_inspect(int argc, char **argv) {
     return 0;
 }
 
-static int cmd_verify(int argc, char **argv) {
-    safeload_model *m;
-    safeload_error e;
-    safeload_result r;
-    uint64_t bytes = 0;
-    size_t k;
-    const char *path;
-    int bad = only_path(argc, argv, "verify needs a PATH", "more than one PATH:", &path);
-    if (bad) return bad;
-    r = open_model(path, &m, &e);
-    if (r != SAFELOAD_OK) {
-        print_verify_error(path, &e);
-        return is_io(r) ? 2 : 1;
-    }
-    /* the model's tensors: an unlisted shard tensor (a warning) is not part of it */
-    for (k = 0; k < safeload_model_tensor_count(m); k++)
-        bytes += safeload_model_tensor_at(m, k, NULL)->nbytes;
-    print_warnings(path, m);
-    k = safeload_model_tensor_count(m);
-    printf("ok: ");
-    put_str(stdout, path);
-    printf(": %llu tensor%s, %llu byte%s\n", (unsigned long long)k, plural(k),
-           (unsigned long long)bytes, plural(bytes));
-    safeload_model_close(m);
-    return 0;
-}
 
 /* A small checkpoint with one tensor of each common kind, values from a fixed recipe. */
 static int cmd_sample(int argc, char **argv) {
@@ -2528,6 +2502,7 @@ typedef struct hash_run {
     hash_job *jobs;
     size_t n_jobs, next;
     char (*digest)[65];         /* per job (files) or per tensor slot */
+    unsigned char *done;        /* HASH_READ: per tensor slot, 1 once every byte was read */
     sl__mutex mu;               /* next, fail */
     hash_fail fail;
     size_t chunk;
@@ -2560,7 +2535,7 @@ static void hash_one(hash_run *R, size_t j, unsigned char *buf) {
     safeload_allocator a;
     sl__os_file fd;
     uint64_t size, pos = J->lo;
-    size_t ti = J->t0;
+    size_t ti = J->t0, cap = R->chunk;
     const safeload_tensor *t = NULL;
     sha256 s;
     char msg[160];
@@ -2578,16 +2553,21 @@ static void hash_one(hash_run *R, size_t j, unsigned char *buf) {
         /* tensors that end here (zero-sized ones too) are done; the next one starts */
         while (R->mode != HASH_FILES && ti < J->t1 && tensor_end(J->f, ti) <= pos) {
             if (R->mode == HASH_TENSORS) sha256_final(&s, R->digest[J->slot0 + ti - J->t0]);
+            else R->done[J->slot0 + ti - J->t0] = 1;
             sha256_init(&s, R->ni);
             ti++;
         }
         if (pos >= J->hi) break;
-        if (R->fail.set && R->fail.job < j) break;          /* an earlier job failed */
+        if (R->mode != HASH_READ && R->fail.set && R->fail.job < j)
+            break;                      /* an earlier job failed: its error is the answer */
         t = R->mode != HASH_FILES && ti < J->t1 ? safeload_tensor_at(J->f, ti) : NULL;
         {
-            uint64_t want = J->hi - pos < R->chunk ? J->hi - pos : R->chunk;
+            uint64_t want = J->hi - pos < cap ? J->hi - pos : cap;
             got = sl__os_pread(fd, buf, (size_t)want, pos);
         }
+        /* a failed read: again a page at a time, so the bytes before the bad ones count
+           (verify --data names every tensor read whole) and the offset is the bad page's */
+        if (got < 0 && cap > 4096) { cap = 4096; continue; }
         if (got == 0 && R->mode == HASH_FILES) { pos = J->hi; break; }  /* the whole file */
         if (got <= 0) {
             if (got == 0)
@@ -2830,6 +2810,262 @@ static int cmd_hash(int argc, char **argv) {
     free(R.jobs);
     safeload_model_close(m);
     return rc;
+}
+
+/* ---- verify ---- */
+
+/* verify's errors: its own line on stdout ("error: PATH: ID: ... [file FILE]"); with --json
+   the common layout on stderr and the JSON object on stdout. The JSON object is left open
+   (extras follow) when keep_open. */
+static int verify_fail(int json, const char *path, const safeload_error *e,
+                       const safeload_model *m, int rc, jw *w, int keep_open) {
+    if (!json) { print_verify_error(path, e); return rc; }
+    print_error(path, e, m);
+    {
+        where at = locate(e, path, m, NULL);
+        size_t len;
+        const char *name = full_tensor(e, at.shard, &len);
+        jw_doc(w, stdout);
+        jw_obj(w, "error");
+        jw_str(w, "id", safeload_result_id(e->code));
+        jw_str(w, "message", e->message);
+        jw_str(w, "file", at.file);
+        if (e->tensor[0]) jw_str_n(w, "tensor", name, len);
+        else jw_null(w, "tensor");
+        if (e->offset != SAFELOAD_NO_OFFSET) jw_u64(w, "offset", e->offset);
+        else jw_null(w, "offset");
+        jw_end(w, '}');
+    }
+    if (!keep_open) jw_end(w, '}');
+    return rc;
+}
+
+/* A reader over a file that may have been cut: it claims `size` bytes and reads 0 (the end)
+   past the real end, so the header of a cut file parses and its tensors can be told apart. */
+typedef struct cut_reader { sl__os_file fd; } cut_reader;
+static int64_t cut_read(void *user, uint64_t off, void *dst, size_t n) {
+    return sl__os_pread(((cut_reader *)user)->fd, dst, n, off);
+}
+
+/* A file whose tensors run past its end (INCOMPLETE_BUFFER, the file short): every tensor
+   whose bytes are all there ("intact"), then the first that is not. 0 when the file could
+   not be read that way (the error already printed says enough). */
+static int name_damage(int json, jw *w, const char *file) {
+    cut_reader cr;
+    safeload_reader rd;
+    safeload_allocator a;
+    safeload_file *f = NULL;
+    safeload_error e;
+    uint64_t real = 0;
+    size_t i;
+    int shown = 0;
+    memset(&a, 0, sizeof a);
+    if (sl__os_open(file, 0, &a, &cr.fd, &real) != 0) return 0;
+    memset(&rd, 0, sizeof rd);
+    rd.read = cut_read;
+    rd.user = &cr;
+    rd.name = file;
+    rd.size = (uint64_t)1 << 62;      /* past any tensor: the parser says where they end */
+    if (safeload_open_reader(&f, &rd, NULL, &e) == SAFELOAD_INCOMPLETE_BUFFER &&
+        e.offset != SAFELOAD_NO_OFFSET && e.offset > real) {
+        rd.size = e.offset;
+        if (safeload_open_reader(&f, &rd, NULL, &e) != SAFELOAD_OK) f = NULL;
+    } else if (f) {
+        safeload_close(f);
+        f = NULL;
+    }
+    if (f) {
+        if (json) jw_arr(w, "intact");
+        for (i = 0; i < safeload_tensor_count(f); i++) {
+            const safeload_tensor *t = safeload_tensor_at(f, i);
+            if (t->file_offset + t->nbytes > real) break;
+            if (json) jw_str_n(w, NULL, t->name, t->name_len);
+            else { printf("intact: "); put_text(stdout, t->name, t->name_len, 0); putchar('\n'); }
+        }
+        if (json) jw_end(w, ']');
+        if (i < safeload_tensor_count(f)) {
+            const safeload_tensor *t = safeload_tensor_at(f, i);
+            if (json) {
+                jw_obj(w, "damaged");
+                jw_str_n(w, "name", t->name, t->name_len);
+                jw_u64(w, "offset", t->file_offset);
+                jw_u64(w, "end", t->file_offset + t->nbytes);
+                jw_u64(w, "file_size", real);
+                jw_end(w, '}');
+            } else {
+                printf("damaged: ");
+                put_text(stdout, t->name, t->name_len, 0);
+                printf(": bytes %llu to %llu, the file ends at byte %llu\n",
+                       (unsigned long long)t->file_offset,
+                       (unsigned long long)(t->file_offset + t->nbytes), (unsigned long long)real);
+            }
+        }
+        shown = 1;
+        safeload_close(f);         /* closes nothing of ours: no close callback */
+    }
+    sl__os_close(cr.fd);
+    return shown;
+}
+
+/* the index's metadata.total_size as a number; 0 when it is absent or not a whole number */
+static int total_size(const safeload_model *m, uint64_t *out, const char **text) {
+    size_t k, j;
+    for (k = 0; k < safeload_model_metadata_count(m); k++) {
+        const safeload_kv *kv = safeload_model_metadata_at(m, k);
+        uint64_t v = 0;
+        if (kv->key_len != 10 || memcmp(kv->key, "total_size", 10) != 0) continue;
+        *text = kv->value;
+        if (!kv->value || !kv->value_len) return -1;
+        for (j = 0; j < kv->value_len; j++) {
+            unsigned dgt = (unsigned)(kv->value[j] - '0');
+            if (dgt > 9 || v > (UINT64_MAX - dgt) / 10) return -1;
+            v = v * 10 + dgt;
+        }
+        *out = v;
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_verify(int argc, char **argv) {
+    safeload_model *m = NULL;
+    safeload_model_desc md;
+    safeload_error e;
+    safeload_result r;
+    uint64_t bytes = 0, total = 0;
+    size_t k;
+    const char *path = NULL, *total_text = NULL;
+    int i, ends = 0, json = 0, strict = 0, data = 0, threads = 0, rc = 0, ts;
+    jw w;
+    memset(&md, 0, sizeof md);
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!ends && strcmp(a, "--") == 0) { ends = 1; continue; }
+        if (!ends && strcmp(a, "--json") == 0) json = 1;
+        else if (!ends && strcmp(a, "--strict") == 0) strict = 1;
+        else if (!ends && strcmp(a, "--data") == 0) data = 1;
+        else if (!ends && strcmp(a, "--threads") == 0 && i + 1 < argc) {
+            if (!parse_threads(argv[++i], &threads))
+                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
+        } else if (!ends && strcmp(a, "--threads") == 0) {
+            return usage_error("a value is missing after", a);
+        } else if (!ends && a[0] == '-') return usage_error("unknown option", a);
+        else if (path) return usage_error("more than one PATH:", a);
+        else path = a;
+    }
+    if (!path) return usage_error("verify needs a PATH", NULL);
+    if (strict) md.flags |= SAFELOAD_MODEL_STRICT;
+    r = safeload_model_open(&m, path, &md, &e);
+    if (r != SAFELOAD_OK) {
+        /* a file cut inside its data: name what is still there */
+        int cut = r == SAFELOAD_INCOMPLETE_BUFFER && strstr(e.message, " short") != NULL;
+        const char *file = same_file(&e, path) ? path : e.file;
+        if (file == e.file && (strlen(e.file) >= sizeof e.file - 4 || strchr(e.file, '?')))
+            cut = 0;                    /* a name the library had to cut or mend */
+        rc = verify_fail(json, path, &e, NULL, is_io(r) ? 2 : 1, &w, cut);
+        if (cut) {
+            name_damage(json, &w, file);
+            if (json) jw_end(&w, '}');
+        }
+        return rc;
+    }
+    /* the model's tensors: an unlisted shard tensor (a warning) is not part of it */
+    for (k = 0; k < safeload_model_tensor_count(m); k++)
+        bytes += safeload_model_tensor_at(m, k, NULL)->nbytes;
+    print_warnings(path, m);
+    ts = safeload_model_has_index(m) ? total_size(m, &total, &total_text) : 0;
+    if (ts != 0 && (ts < 0 || total != bytes)) {
+        /* HF's total_size is the tensors' bytes; a wrong one is a warning (an error with
+           --strict): the data may still be whole */
+        if (ts < 0)
+            sl__fail(&e, SAFELOAD_INVALID_INDEX, safeload_model_path(m), SAFELOAD_NO_OFFSET,
+                     NULL, 0, "metadata.total_size is not a whole number of bytes");
+        else
+            sl__fail(&e, SAFELOAD_INVALID_INDEX, safeload_model_path(m), SAFELOAD_NO_OFFSET,
+                     NULL, 0, "metadata.total_size is %llu but the tensors hold %llu bytes",
+                     (unsigned long long)total, (unsigned long long)bytes);
+        if (strict) {
+            rc = verify_fail(json, path, &e, m, 1, &w, 0);
+            safeload_model_close(m);
+            return rc;
+        }
+        print_report("warning", path, &e, m, NULL);
+    }
+    if (data) {            /* every byte read, so a disk error or a file cut since is caught */
+        hash_run R;
+        size_t slots = 0;
+        memset(&R, 0, sizeof R);
+        R.mode = HASH_READ;
+        R.jobs = tensor_jobs(m, (uint64_t)64 << 20, &R.n_jobs, &slots);
+        R.done = (unsigned char *)calloc(slots + 1, 1);
+        if (!R.jobs || !R.done || hash_go(&R, threads) < 0) {
+            sl__fail(&e, SAFELOAD_OUT_OF_MEMORY, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "out of memory");
+            rc = verify_fail(json, path, &e, m, 2, &w, 0);
+        } else if (R.fail.set) {
+            const hash_job *J = &R.jobs[R.fail.job];
+            const safeload_tensor *t = R.fail.tensor;
+            size_t slot = 0;
+            sl__fail(&e, R.fail.code, J->path, R.fail.offset, t ? t->name : NULL,
+                     t ? t->name_len : 0, "%s", R.fail.message);
+            rc = verify_fail(json, path, &e, m, R.fail.code == SAFELOAD_IO_ERROR ? 2 : 1, &w,
+                             1);
+            if (json) jw_arr(&w, "intact");
+            for (k = 0; k < safeload_model_shard_count(m); k++) {
+                const safeload_file *f = safeload_model_shard(m, k);
+                size_t j;
+                for (j = 0; j < safeload_tensor_count(f); j++, slot++) {
+                    const safeload_tensor *x = safeload_tensor_at(f, j);
+                    if (!R.done[slot] || unlisted(m, k, x)) continue;
+                    if (json) jw_str_n(&w, NULL, x->name, x->name_len);
+                    else { printf("intact: "); put_text(stdout, x->name, x->name_len, 0); putchar('\n'); }
+                }
+            }
+            if (json) {
+                jw_end(&w, ']');
+                if (t) {
+                    jw_obj(&w, "damaged");
+                    jw_str_n(&w, "name", t->name, t->name_len);
+                    jw_u64(&w, "offset", t->file_offset);
+                    jw_u64(&w, "end", t->file_offset + t->nbytes);
+                    jw_end(&w, '}');
+                }
+                jw_end(&w, '}');
+            } else if (t) {
+                printf("damaged: ");
+                put_text(stdout, t->name, t->name_len, 0);
+                printf(": %s at byte %llu\n", R.fail.code == SAFELOAD_IO_ERROR ? "a read failed"
+                       : "the file ends", (unsigned long long)R.fail.offset);
+            }
+        }
+        free(R.jobs);
+        free(R.done);
+        if (rc) { safeload_model_close(m); return rc; }
+    }
+    k = safeload_model_tensor_count(m);
+    if (json) {
+        jw_doc(&w, stdout);
+        jw_str(&w, "command", "verify");
+        jw_str(&w, "path", path);
+        jw_bool(&w, "ok", 1);
+        jw_u64(&w, "tensors", k);
+        jw_u64(&w, "bytes", bytes);
+        jw_u64(&w, "files", safeload_model_shard_count(m));
+        jw_bool(&w, "strict", strict);
+        jw_bool(&w, "data_read", data);
+        if (ts > 0) jw_u64(&w, "total_size", total);
+        else if (ts < 0) jw_str(&w, "total_size", total_text);
+        else jw_null(&w, "total_size");
+        jw_warnings(&w, path, m);
+        jw_end(&w, '}');
+    } else {
+        printf("ok: ");
+        put_str(stdout, path);
+        printf(": %llu tensor%s, %llu byte%s%s\n", (unsigned long long)k, plural(k),
+               (unsigned long long)bytes, plural(bytes), data ? ", every byte read" : "");
+    }
+    safeload_model_close(m);
+    return 0;
 }
 
 /* ---- keys ---- */

@@ -994,6 +994,57 @@ assert d["schema"] == 1 and d["command"] == "load" and d["tensors"] == 6 and d["
 assert d["checksum"] == "'"$($RUNNER "$CLI" load --checksum "$T/s.safetensors" | sed -n 's/^checksum: //p')"'", d
 assert isinstance(d["seconds"], float) and d["io"] == "read" and d["files"] == 1 and d["warnings"] == [], d'
 
+# ---- verify --strict, metadata.total_size, --data, and what a cut file still holds ----
+mkdir "$T/vs"; cp "$T/s.safetensors" "$T/vs/m.safetensors"
+printf '{"metadata":{"total_size":8},"weight_map":{"lm_head.scale":"m.safetensors"}}' > "$T/vs/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$T/vs"; check "verify: unlisted tensors warn" "0 ok: $T/vs: 1 tensor, 8 bytes" "$rc $out"
+run $RUNNER "$CLI" verify --strict "$T/vs"
+case "$rc $out" in "1 error: $T/vs: INDEX_UNLISTED_TENSOR: "*) ;; *) echo "FAIL: verify --strict unlisted: $rc $out"; fail=1;; esac
+printf '{"metadata":{"total_size":9437423},"weight_map":{"lm_head.scale":"m.safetensors","model.norm.weight":"m.safetensors","model.embed_tokens.weight":"m.safetensors","empty.bias":"m.safetensors","model.layers.0.self_attn.q_proj.weight":"m.safetensors","model.layers.0.mlp.experts.3.up_proj.weight":"m.safetensors"}}' > "$T/vs/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$T/vs"
+check "verify: total_size wrong warns" "0 ok: $T/vs: 6 tensors, 6792 bytes|warning: $T/vs/model.safetensors.index.json: INVALID_INDEX: metadata.total_size is 9437423 but the tensors hold 6792 bytes" "$rc $out|$(err)"
+run $RUNNER "$CLI" verify --strict "$T/vs"
+check "verify --strict: total_size wrong fails" "1 error: $T/vs: INVALID_INDEX: metadata.total_size is 9437423 but the tensors hold 6792 bytes [file $T/vs/model.safetensors.index.json]" "$rc $out"
+sed 's/9437423/6792/' "$T/vs/model.safetensors.index.json" > "$T/vs/i" && mv "$T/vs/i" "$T/vs/model.safetensors.index.json"
+run $RUNNER "$CLI" verify --strict --data "$T/vs"; check "verify --strict --data ok" "0 ok: $T/vs: 6 tensors, 6792 bytes, every byte read|" "$rc $out|$(err)"
+run $RUNNER "$CLI" verify --strict --json "$T/vs"
+jcheck "verify --json" "$out" '
+assert d == {"schema": 1, "command": "verify", "path": "'"$T/vs"'", "ok": True, "tensors": 6, "bytes": 6792, "files": 1, "strict": True, "data_read": False, "total_size": 6792, "warnings": []}, d'
+sed 's/6792/"many"/' "$T/vs/model.safetensors.index.json" > "$T/vs/i" && mv "$T/vs/i" "$T/vs/model.safetensors.index.json"
+run $RUNNER "$CLI" verify --strict --json "$T/vs"
+jcheck "verify --strict --json: total_size not a number" "$out" '
+assert d["error"]["id"] == "INVALID_INDEX" and d["error"]["message"] == "metadata.total_size is not a whole number of bytes" and d["error"]["file"] == "'"$T/vs/model.safetensors.index.json"'", d'
+check "verify --strict --json exit" 1 "$rc"
+# a file cut inside its data: every tensor still whole, then the first that is not
+head -c 5000 "$T/s.safetensors" > "$T/vs/cut.safetensors"
+run $RUNNER "$CLI" verify "$T/vs/cut.safetensors"
+check "verify names the damage" "1 error: $T/vs/cut.safetensors: INCOMPLETE_BUFFER: the file is 2360 bytes short: the tensors end at byte 7360 (byte 5000)
+intact: lm_head.scale
+intact: model.norm.weight
+intact: model.embed_tokens.weight
+intact: empty.bias
+damaged: model.layers.0.self_attn.q_proj.weight: bytes 4800 to 6848, the file ends at byte 5000" "$rc $out"
+run $RUNNER "$CLI" verify --json "$T/vs/cut.safetensors"
+jcheck "verify --json names the damage" "$out" '
+assert d["error"]["id"] == "INCOMPLETE_BUFFER" and d["error"]["offset"] == 5000, d
+assert d["intact"] == ["lm_head.scale", "model.norm.weight", "model.embed_tokens.weight", "empty.bias"], d
+assert d["damaged"] == {"name": "model.layers.0.self_attn.q_proj.weight", "offset": 4800, "end": 6848, "file_size": 5000}, d'
+mkdir "$T/vs/sh"; cp "$T/vs/cut.safetensors" "$T/vs/sh/b.safetensors"; cp "$T/h/fips.safetensors" "$T/vs/sh/a.safetensors"
+printf '{"weight_map":{"abc":"a.safetensors","lm_head.scale":"b.safetensors"}}' > "$T/vs/sh/model.safetensors.index.json"
+run $RUNNER "$CLI" verify "$T/vs/sh"
+case "$rc $out" in "1 error: $T/vs/sh: INCOMPLETE_BUFFER: "*"[file $T/vs/sh/b.safetensors] (byte 5000)
+intact: lm_head.scale
+"*"damaged: model.layers.0.self_attn.q_proj.weight: bytes 4800 to 6848, the file ends at byte 5000") ;;
+    *) echo "FAIL: verify names the damage in a shard: $rc $out"; fail=1;; esac
+if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then      # a disk error: only --data reads the data
+    run env SL_FAIL_READ_AT=5000 LD_PRELOAD="$FAIL_IO" "$CLI" verify "$T/s.safetensors"; check "verify without --data" 0 "$rc"
+    run env SL_FAIL_READ_AT=5000 LD_PRELOAD="$FAIL_IO" "$CLI" verify --data "$T/s.safetensors"
+    check "verify --data: a disk error" "2 error: $T/s.safetensors: IO_ERROR: read at byte 4664 failed: I/O error (error 5) [tensor model.embed_tokens.weight]
+intact: lm_head.scale
+intact: model.norm.weight
+damaged: model.embed_tokens.weight: a read failed at byte 4664" "$rc $out"
+fi
+
 if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     # a load error names the tensor in full (past 255 bytes, control bytes escaped), as
     # warnings do, for each I/O mode
