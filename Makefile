@@ -221,6 +221,17 @@ test-win: $(CLI) | $(BUILD)/win
 	./$(CLI) convert $(BUILD)/win/sample.safetensors $(BUILD)/win/native_f32.safetensors --dtype f32 >/dev/null; \
 	cmp $(BUILD)/win/sample_f32.safetensors $(BUILD)/win/native_f32.safetensors; \
 	echo "convert --dtype f32 (wine) gives the native bytes"; \
+	rm -rf $(BUILD)/win/shards $(BUILD)/win/native_shards $(BUILD)/win/sig; \
+	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe convert $(BUILD)/win/sample.safetensors \
+	    $(BUILD)/win/shards --max-shard-size 3KB --dtype f32; \
+	./$(CLI) convert $(BUILD)/win/sample.safetensors $(BUILD)/win/native_shards --max-shard-size 3KB \
+	    --dtype f32 >/dev/null; \
+	diff -r $(BUILD)/win/shards $(BUILD)/win/native_shards; \
+	echo "convert --max-shard-size (wine) gives the native files"; \
+	for p in data index; do SAFELOAD_CONVERT_TEST_SIGNAL=$$p:15 WINEDEBUG=-all $(WINE) \
+	    $(BUILD)/win/safeload.exe convert $(BUILD)/win/sample.safetensors $(BUILD)/win/sig \
+	    --max-shard-size 3KB >/dev/null 2>&1 && exit 1; [ ! -e $(BUILD)/win/sig ]; done; \
+	echo "convert: SIGTERM (wine) leaves nothing"; \
 	WINE=$(WINE) sh tests/show_cmp.sh ./$(CLI) $(BUILD)/win/safeload.exe $(BUILD)/win
 
 # The _MSC_VER side of the header (cpuid through __cpuidex/_xgetbv, _BitScanForward,

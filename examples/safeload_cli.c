@@ -6,9 +6,11 @@
      safeload keys PATH --expect FILE   names missing from / unexpected in the checkpoint;
                                         exit 0 same names, 1 they differ, 2 no answer (usage,
                                         I/O, an invalid checkpoint)
-     safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]
-                                        one file holding every tensor (shards merged), cast
-                                        while loading (tensors with no such cast as stored)
+     safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N] [--max-shard-size SIZE]
+                     [--progress]       one file holding every tensor (shards merged), or with
+                                        --max-shard-size a folder of shards and an index as
+                                        save_pretrained writes them; cast while loading
+                                        (tensors with no such cast as stored), streamed
      safeload show PATH NAME [--count N|all]
                                         the first N values of one tensor (16 by default),
                                         each the shortest decimal that reads back exactly
@@ -54,6 +56,7 @@ static const char usage_text[] =
         "                     [--progress] [--checksum] [--slice DIM:BEGIN:END]\n"
         "  safeload keys PATH --expect NAMES_FILE\n"
         "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
+        "                   [--max-shard-size SIZE] [--progress]\n"
         "  safeload show PATH NAME [--count N|all] [--slice DIM:BEGIN:END]\n"
         "  safeload hash PATH [--tensors] [--json] [--threads N]\n"
         "  safeload sample OUT\n"
@@ -1092,13 +1095,15 @@ static wchar_t *volatile cv_made;
 static char *volatile cv_made;
 #endif
 
-/* unlink/DeleteFileW and rmdir only: async-signal-safe (a temporary on Windows is opened with
-   FILE_SHARE_DELETE, so it goes when the process ends) */
+/* unlink and rmdir only: async-signal-safe. Windows runs a SIGINT handler on a thread of its
+   own, where closing the handle first lets the file and the folder go at once (a temporary is
+   opened with FILE_SHARE_DELETE: deleted while open, it goes when the process ends). */
 static void cv_remove_all(void) {
     cv_file *fs = cv_files;
     sig_atomic_t i, n = cv_count;
     for (i = 0; fs && i < n; i++) {
 #if defined(_WIN32)
+        if (fs[i].state == 1 && fs[i].fd != CV_NO_FD) CloseHandle(fs[i].fd);
         if (fs[i].state == 1) DeleteFileW(fs[i].wtmp);
         else if (fs[i].state == 2) DeleteFileW(fs[i].wfinal);
 #else
@@ -1113,8 +1118,28 @@ static void cv_remove_all(void) {
 #endif
 }
 
+/* Every file is written and being renamed: a signal completes the set instead (rename is
+   async-signal-safe). Where signals can be held back (POSIX) they are, and this is not
+   reached; Windows cannot hold them. */
+static volatile sig_atomic_t cv_renaming;
+static void cv_rename_rest(void) {
+    cv_file *fs = cv_files;
+    sig_atomic_t i, n = cv_count;
+    for (i = 0; fs && i < n; i++) {
+        if (fs[i].state != 1) continue;
+#if defined(_WIN32)
+        if (fs[i].wfinal && MoveFileExW(fs[i].wtmp, fs[i].wfinal, MOVEFILE_REPLACE_EXISTING |
+                                                                  MOVEFILE_WRITE_THROUGH))
+            fs[i].state = 2;
+#else
+        if (rename(fs[i].tmp, fs[i].final) == 0) fs[i].state = 2;
+#endif
+    }
+}
+
 static void cv_on_signal(int sig) {
-    cv_remove_all();
+    if (cv_renaming) cv_rename_rest();
+    else cv_remove_all();
     signal(sig, SIG_DFL);
     raise(sig);                 /* blocked until the handler returns, then the default action */
 }
@@ -1309,8 +1334,6 @@ static void cv_close(cv_file *f) {
 
 static int cv_rename(cv_file *f) {
 #if defined(_WIN32)
-    if (!f->wfinal) f->wfinal = cv_widen(f->final);
-    if (!f->wfinal) return 1113;
     if (!MoveFileExW(f->wtmp, f->wfinal, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
         return cv_errno();
 #else
@@ -1936,10 +1959,19 @@ static int cmd_convert(int argc, char **argv) {
     pool = NULL;
     safeload_model_close(c.m);
     c.m = NULL;
+#if defined(_WIN32)
+    for (k = 0; k < nout; k++)
+        if (!(files[k].wfinal = cv_widen(files[k].final))) {
+            rc = cv_io_error(files[k].final, "cannot rename the temporary into place", 1113);
+            goto done;
+        }
+#endif
     cv_block(1);
+    cv_renaming = 1;
     for (k = 0; k < nout; k++) {
         why = cv_rename(&files[k]);
         if (why) {
+            cv_renaming = 0;
             rc = cv_io_error(files[k].final, "cannot rename the temporary into place", why);
             cv_remove_all();
             cv_count = 0;
@@ -1948,6 +1980,7 @@ static int cmd_convert(int argc, char **argv) {
         }
         if (k == 0) cv_test_point("rename");
     }
+    cv_renaming = 0;
     cv_count = 0;               /* the set is complete: nothing to remove */
     cv_made = NULL;
     cv_block(0);
