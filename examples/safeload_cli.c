@@ -51,18 +51,94 @@ static double now_seconds(void) {
 static const char usage_text[] =
         "usage:\n"
         "  safeload inspect PATH [--json]\n"
-        "  safeload verify PATH\n"
+        "  safeload verify PATH [--strict] [--data] [--threads N] [--json]\n"
         "  safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct|auto]\n"
-        "                     [--progress] [--checksum] [--slice DIM:BEGIN:END]\n"
-        "  safeload keys PATH --expect NAMES_FILE\n"
+        "                     [--progress] [--checksum] [--slice DIM:BEGIN:END] [--json]\n"
+        "  safeload keys PATH [--expect NAMES_FILE] [--json]\n"
         "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
         "                   [--max-shard-size SIZE] [--progress]\n"
-        "  safeload show PATH NAME [--count N|all] [--slice DIM:BEGIN:END]\n"
+        "  safeload show PATH NAME [--count N|all] [--slice DIM:BEGIN:END] [--force] [--json]\n"
         "  safeload hash PATH [--tensors] [--json] [--threads N]\n"
         "  safeload sample OUT\n"
         "  safeload --version | --help\n"
         "A PATH or OUT that starts with '-' goes after \"--\" (safeload verify -- -x).\n"
-        "--opt=VALUE works as --opt VALUE; --expect - reads the names from standard input.\n";
+        "--opt=VALUE works as --opt VALUE; --expect - reads the names from standard input.\n"
+        "safeload CMD --help describes one command.\n";
+
+/* safeload CMD --help: what the command prints, its options, exit codes and an example */
+static const char *const command_help[][2] = {
+    {"inspect",
+     "usage: safeload inspect PATH [--json]\n"
+     "Prints each file's tensors (name, dtype, shape, size, offset in the data section) and\n"
+     "metadata, then a summary line: tensors, parameters per dtype, bytes.\n"
+     "PATH: a .safetensors file, an index .json, or a directory holding one.\n"
+     "  --json   one JSON document (\"schema\": 1), the same shape for one file and a sharded\n"
+     "           model; errors as {\"error\": {...}} on standard output\n"
+     "exit: 0 printed, 1 the checkpoint is malformed, 2 usage or I/O error\n"
+     "example: safeload inspect model.safetensors\n"},
+    {"verify",
+     "usage: safeload verify PATH [--strict] [--data] [--threads N] [--json]\n"
+     "Checks every header (and the index) by the format's rules: prints \"ok: PATH: N tensors,\n"
+     "B bytes\" or the first error; for a file cut inside its data, every tensor still whole\n"
+     "(\"intact: NAME\") and the first that is not (\"damaged: NAME\").\n"
+     "  --strict   the model's warnings are errors (a shard tensor the index leaves out, an\n"
+     "             index metadata.total_size that is not the tensors' bytes)\n"
+     "  --data     also reads every byte, so a disk error or a file cut since is caught\n"
+     "  --threads N  readers for --data (0: the default)\n"
+     "  --json     the result or the error as one JSON document\n"
+     "exit: 0 valid, 1 invalid, 2 not checked (usage, I/O error, a missing file)\n"
+     "example: safeload verify --strict --data path/to/model_dir\n"},
+    {"load",
+     "usage: safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct|auto]\n"
+     "                     [--progress] [--checksum] [--slice DIM:BEGIN:END] [--json]\n"
+     "Loads every tensor into memory and prints how long it took and the rate.\n"
+     "  --threads N   workers (0: the default)     --dtype D   cast while loading\n"
+     "  --io MODE     read, mmap, direct or auto    --progress  a progress bar on stderr\n"
+     "  --checksum    FNV-1a 64 of the loaded bytes --slice     DIM:BEGIN:END of every tensor\n"
+     "  --json        the figures as one JSON document\n"
+     "exit: 0 loaded, 1 the checkpoint is malformed, 2 usage or I/O error\n"
+     "example: safeload load path/to/model_dir --dtype bf16 --progress\n"},
+    {"keys",
+     "usage: safeload keys PATH [--expect NAMES_FILE] [--json]\n"
+     "Without --expect: the model's tensor names, one a line. With it: the names NAMES_FILE\n"
+     "lists (one a line; - for standard input) that the checkpoint lacks (\"missing: \") and\n"
+     "those it holds but the file does not list (\"unexpected: \"), then a count line.\n"
+     "  --json   one JSON document\n"
+     "exit: 0 listed, or the same names; 1 they differ; 2 no answer (usage, I/O, invalid)\n"
+     "example: safeload keys model.safetensors --expect names.txt\n"},
+    {"convert",
+     "usage: safeload convert PATH OUT [--dtype D] [--threads N] [--max-shard-size SIZE]\n"
+     "                        [--progress]\n"
+     "Writes every tensor into OUT, cast to --dtype where a cast exists (fp16, float16, half,\n"
+     "bf16, bfloat16, fp32, float32, float), streaming; --max-shard-size SIZE (5GB, 500MB)\n"
+     "writes OUT/model-0000K-of-0000N.safetensors and OUT/model.safetensors.index.json.\n"
+     "exit: 0 written, 1 the checkpoint is malformed (nothing written), 2 usage or I/O error\n"
+     "example: safeload convert model_dir out --dtype bf16 --max-shard-size 5GB\n"},
+    {"show",
+     "usage: safeload show PATH NAME [--count N|all] [--slice DIM:BEGIN:END] [--force] [--json]\n"
+     "Prints a tensor's dtype, shape and element count, then its first values (16 by default),\n"
+     "each the shortest decimal that reads back as the stored value.\n"
+     "  --count N|all   how many values; all on more than 1,000,000 elements needs --force\n"
+     "  --slice         DIM:BEGIN:END, the values of one slice\n"
+     "  --json          one JSON document: values as numbers (nan, inf and complex as strings)\n"
+     "exit: 0 printed, 1 malformed or no such tensor, 2 usage or I/O error\n"
+     "example: safeload show model.safetensors model.norm.weight --count 32\n"},
+    {"hash",
+     "usage: safeload hash PATH [--tensors] [--threads N] [--json]\n"
+     "The SHA-256 of every file of the checkpoint (each shard and the index), one line each in\n"
+     "sha256sum's format (\"HEX  FILE\"), sorted by path: check it with sha256sum -c or\n"
+     "against the Hub's LFS ids.\n"
+     "  --tensors    one line per tensor instead, \"HEX  NAME\" (the SHA-256 of its bytes as\n"
+     "               stored), sorted by name: two checkpoints holding the same tensors in other\n"
+     "               files or orders give the same listing\n"
+     "  --threads N  readers (0: the default)    --json   one JSON document\n"
+     "exit: 0 hashed, 1 the checkpoint is malformed, 2 usage or I/O error\n"
+     "example: safeload hash --tensors a/ > a.txt; safeload hash --tensors b/ | diff a.txt -\n"},
+    {"sample",
+     "usage: safeload sample OUT\n"
+     "Writes a small checkpoint (six tensors of common kinds) to try the other commands on.\n"
+     "exit: 0 written, 2 usage or I/O error\n"
+     "example: safeload sample sample.safetensors\n"}};
 
 static int usage(void) {
     fputs(usage_text, stderr);
@@ -2272,7 +2348,8 @@ static int cmd_show(int argc, char **argv) {
     safeload_error e;
     safeload_result r;
     char shape[128], buf[96];
-    int i, ends = 0, bits, packed, slicing = 0;
+    int i, ends = 0, bits, packed, slicing = 0, force = 0, json = 0;
+    jw w;
     memset(&q, 0, sizeof q);
     for (i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -2286,6 +2363,10 @@ static int cmd_show(int argc, char **argv) {
             slicing = 1;
         } else if (!ends && (strcmp(a, "--count") == 0 || strcmp(a, "--slice") == 0)) {
             return usage_error("a value is missing after", a);
+        } else if (!ends && strcmp(a, "--force") == 0) {
+            force = 1;
+        } else if (!ends && strcmp(a, "--json") == 0) {
+            json = 1;
         } else if (!ends && a[0] == '-') {
             return usage_error("unknown option", a);
         } else if (!path) path = a;
@@ -2296,17 +2377,22 @@ static int cmd_show(int argc, char **argv) {
                                   "tensor NAME", NULL);
     r = open_model(path, &m, &e);
     if (r != SAFELOAD_OK) {
-        print_error(path, &e, m);
+        r = (safeload_result)report_error(json, path, &e, m, is_io(r) ? 2 : 1);
         safeload_model_close(m);
-        return is_io(r) ? 2 : 1;
+        return (int)r;
     }
     print_warnings(path, m);
     if (!(t = safeload_model_find(m, name, &q.shard))) {
-        fprintf(stderr, "error: ");
-        put_str(stderr, path);
-        fprintf(stderr, ": no tensor named ");
-        put_str(stderr, name);
-        fputc('\n', stderr);
+        sl__fail(&e, SAFELOAD_NOT_FOUND, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                 "no tensor named %s", name);
+        if (json) (void)report_error(json, path, &e, m, 1);
+        else {
+            fprintf(stderr, "error: ");
+            put_str(stderr, path);
+            fprintf(stderr, ": no tensor named ");
+            put_str(stderr, name);
+            fputc('\n', stderr);
+        }
         safeload_model_close(m);
         return 1;
     }
@@ -2314,6 +2400,14 @@ static int cmd_show(int argc, char **argv) {
     if (slicing && q.slice_dim < t->rank && t->shape[q.slice_dim] && q.slice_end > q.slice_begin)
         numel = t->numel / t->shape[q.slice_dim] * (q.slice_end - q.slice_begin);
     shown = count < numel ? count : numel;
+    if (count == UINT64_MAX && numel > 1000000 && !force) {      /* --count all, a big one */
+        fprintf(stderr, "error: ");
+        put_str(stderr, t->name);
+        fprintf(stderr, " has %llu elements: --count all would print every one; add --force, "
+                "or give --count N\n", (unsigned long long)numel);
+        safeload_model_close(m);
+        return 2;
+    }
     q.name = t->name;
     q.tensor = t;
     if (safeload_can_convert(SAFELOAD_F32, t->dtype) && t->dtype != SAFELOAD_F64)
@@ -2330,9 +2424,49 @@ static int cmd_show(int argc, char **argv) {
     if (packed) shown = (shown * (uint64_t)bits + 7) / 8;         /* F6: packed bytes */
     if (shown || slicing) r = safeload_load(m, &q, 1, NULL, &arena, &e);   /* a slice: checked */
     if (r != SAFELOAD_OK) {
-        print_error(path, &e, m);
+        r = (safeload_result)report_error(json, path, &e, m, is_io(r) ? 2 : 1);
         safeload_model_close(m);
-        return is_io(r) ? 2 : 1;
+        return (int)r;
+    }
+    if (json) {
+        uint32_t d;
+        jw_doc(&w, stdout);
+        jw_str(&w, "command", "show");
+        jw_str(&w, "path", path);
+        jw_str_n(&w, "name", t->name, t->name_len);
+        jw_str(&w, "dtype", dtype_str(t->dtype));
+        jw_arr(&w, "shape");
+        for (d = 0; d < t->rank; d++) jw_u64(&w, NULL, t->shape[d]);
+        jw_end(&w, ']');
+        jw_u64(&w, "elements", t->numel);
+        if (slicing) {
+            jw_obj(&w, "slice");
+            jw_u64(&w, "dim", q.slice_dim);
+            jw_u64(&w, "begin", q.slice_begin);
+            jw_u64(&w, "end", q.slice_end);
+            jw_u64(&w, "elements", numel);
+            jw_end(&w, '}');
+        } else jw_null(&w, "slice");
+        jw_bool(&w, "packed", packed);
+        jw_u64(&w, "shown", shown);
+        jw_arr(&w, "values");
+        for (k = 0; k < shown; k++) {
+            const unsigned char *p = (const unsigned char *)q.data;
+            if (packed) { jw_u64(&w, NULL, p[k]); continue; }
+            format_element(buf, sizeof buf, p, (size_t)k, q.dtype ? q.dtype : t->dtype, t->dtype);
+            jw_sep(&w, NULL);
+            /* a JSON number as printed; nan, inf and complex values as strings */
+            if (strstr(buf, "nan") || strstr(buf, "inf") || strchr(buf, 'j') ||
+                (buf[0] == '0' && buf[1] == 'x'))
+                json_string(stdout, buf, strlen(buf));
+            else fputs(buf, stdout);
+        }
+        jw_end(&w, ']');
+        jw_warnings(&w, path, m);
+        jw_end(&w, '}');
+        safeload_arena_free(arena);
+        safeload_model_close(m);
+        return 0;
     }
     shape_string(shape, sizeof shape, t);
     put_str(stdout, t->name);
@@ -3111,20 +3245,41 @@ static int cmd_keys(int argc, char **argv) {
     char **list = NULL, *buf = NULL;
     size_t n = 0, cap = 0, len = 0, k, line;
     FILE *fp;
-    int i, ends = 0;                   /* ends: after "--", every argument is a PATH */
+    int i, ends = 0, json = 0;         /* ends: after "--", every argument is a PATH */
+    jw w;
     for (i = 0; i < argc; i++) {
         if (!ends && strcmp(argv[i], "--") == 0) { ends = 1; continue; }
         if (ends) {
             if (path) return usage_error("more than one PATH:", argv[i]);
             path = argv[i];
         } else if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) names = argv[++i];
+        else if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (!path && argv[i][0] != '-') path = argv[i];
         else if (i + 1 == argc && strcmp(argv[i], "--expect") == 0)
             return usage_error("a value is missing after", argv[i]);
         else return bad_arg(argv[i], path);
     }
     if (!path) return usage_error("keys needs a PATH", NULL);
-    if (!names) return usage_error("keys needs --expect NAMES_FILE", NULL);
+    if (!names) {                       /* the names, one a line, in the model's order */
+        safeload_result r = safeload_model_open(&m, path, NULL, &e);
+        if (r != SAFELOAD_OK) return report_error(json, path, &e, NULL, 2);
+        print_warnings(path, m);
+        if (json) {
+            jw_doc(&w, stdout);
+            jw_str(&w, "command", "keys");
+            jw_str(&w, "path", path);
+            jw_u64(&w, "tensors", safeload_model_tensor_count(m));
+            jw_arr(&w, "names");
+        }
+        for (k = 0; k < safeload_model_tensor_count(m); k++) {
+            const safeload_tensor *t = safeload_model_tensor_at(m, k, NULL);
+            if (json) jw_str_n(&w, NULL, t->name, t->name_len);
+            else { put_text(stdout, t->name, t->name_len, 0); putchar('\n'); }
+        }
+        if (json) { jw_end(&w, ']'); jw_warnings(&w, path, m); jw_end(&w, '}'); }
+        safeload_model_close(m);
+        return 0;
+    }
     fp = strcmp(names, "-") == 0 ? stdin : fopen(names, "rb");     /* "-": standard input */
     if (!fp) {
         int why = errno;                        /* before the prints below can change it */
@@ -3201,22 +3356,39 @@ static int cmd_keys(int argc, char **argv) {
     if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK ||
         safeload_model_check_keys(m, (const char *const *)list, n, &rep, &e) != SAFELOAD_OK) {
         if (m) print_warnings(path, m);
-        print_error(path, &e, m);
+        (void)report_error(json, path, &e, m, 2);
         safeload_model_close(m);                /* NULL when the open failed */
         free(list);
         free(buf);
         return 2;                               /* no answer, as with diff: not "they differ" */
     }
     print_warnings(path, m);
-    for (k = 0; k < rep.missing_count; k++) {
-        printf("missing: "); put_str(stdout, rep.missing[k]); putchar('\n');
+    if (json) {
+        jw_doc(&w, stdout);
+        jw_str(&w, "command", "keys");
+        jw_str(&w, "path", path);
+        jw_u64(&w, "tensors", safeload_model_tensor_count(m));
+        jw_u64(&w, "expected", n);
+        jw_bool(&w, "same", !rep.missing_count && !rep.unexpected_count);
+        jw_arr(&w, "missing");
+        for (k = 0; k < rep.missing_count; k++) jw_str(&w, NULL, rep.missing[k]);
+        jw_end(&w, ']');
+        jw_arr(&w, "unexpected");
+        for (k = 0; k < rep.unexpected_count; k++) jw_str(&w, NULL, rep.unexpected[k]);
+        jw_end(&w, ']');
+        jw_warnings(&w, path, m);
+        jw_end(&w, '}');
+    } else {
+        for (k = 0; k < rep.missing_count; k++) {
+            printf("missing: "); put_str(stdout, rep.missing[k]); putchar('\n');
+        }
+        for (k = 0; k < rep.unexpected_count; k++) {
+            printf("unexpected: "); put_str(stdout, rep.unexpected[k]); putchar('\n');
+        }
+        printf("%llu expected, %llu in the checkpoint: %llu missing, %llu unexpected\n",
+               (unsigned long long)n, (unsigned long long)safeload_model_tensor_count(m),
+               (unsigned long long)rep.missing_count, (unsigned long long)rep.unexpected_count);
     }
-    for (k = 0; k < rep.unexpected_count; k++) {
-        printf("unexpected: "); put_str(stdout, rep.unexpected[k]); putchar('\n');
-    }
-    printf("%llu expected, %llu in the checkpoint: %llu missing, %llu unexpected\n",
-           (unsigned long long)n, (unsigned long long)safeload_model_tensor_count(m),
-           (unsigned long long)rep.missing_count, (unsigned long long)rep.unexpected_count);
     i = rep.missing_count || rep.unexpected_count;
     safeload_key_report_free(&rep);
     safeload_model_close(m);
@@ -3252,6 +3424,12 @@ static int run(int argc, char **argv) {
     if (argc < 2) return usage_error("no command given", NULL);
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)     /* safeload CMD --help */
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            size_t k;
+            for (k = 0; k < sizeof command_help / sizeof *command_help; k++)
+                if (strcmp(argv[1], command_help[k][0]) == 0) {
+                    fputs(command_help[k][1], stdout);
+                    return 0;
+                }
             fputs(usage_text, stdout);
             return 0;
         }

@@ -85,7 +85,7 @@ for a in "verify|error: verify needs a PATH" "verify a b|error: more than one PA
          "load a --threads 1025|error: --threads takes a whole number from 0 to 1024, not 1025" \
          "load a --dtype f64|error: --dtype takes f32, f16 or bf16, not f64" \
          "load a --io fast|error: --io takes read, mmap, direct or auto, not fast" \
-         "keys a|error: keys needs --expect NAMES_FILE" "keys a --expect|error: a value is missing after --expect" \
+         "keys|error: keys needs a PATH" "keys a --expect|error: a value is missing after --expect" \
          "sample|error: sample needs an OUT path" "sample a b|error: unexpected argument b" \
          "|error: no command given"; do
     # shellcheck disable=SC2086
@@ -423,9 +423,15 @@ case "$rc $out" in "2 error: --io=read: IO_ERROR: "*) ;; *) echo "FAIL: --opt=VA
 out=$(printf 'lm_head.scale\r\nzz\n' | $RUNNER "$CLI" keys "$T/s.safetensors" --expect=- 2>"$T/err"); rc=$?
 check "keys --expect -" "1 missing: zz" "$rc $(printf '%s\n' "$out" | head -n 1)"
 
-# CMD --help prints the usage on stdout and exits 0, as --help does; after "--" it is a PATH
-run $RUNNER "$CLI" inspect "$T/s.safetensors" --help
-case "$rc $out" in "0 usage:"*"safeload sample OUT"*) ;; *) echo "FAIL: inspect --help: $rc $out"; fail=1;; esac
+# CMD --help describes that command on stdout (options, exit codes, an example) and exits 0,
+# as --help does; after "--" it is a PATH
+for c in inspect verify load keys convert show hash sample; do
+    run $RUNNER "$CLI" $c "$T/s.safetensors" --help
+    case "$rc $out" in "0 usage: safeload $c "*"exit: "*"example: safeload $c "*) ;; *) echo "FAIL: $c --help: $rc $out"; fail=1;; esac
+done
+run $RUNNER "$CLI" hash -h; case "$out" in *"sha256sum"*"--tensors "*) ;; *) echo "FAIL: hash -h: $out"; fail=1;; esac
+run $RUNNER "$CLI" --help
+case "$rc $out" in "0 usage:"*"safeload sample OUT"*"safeload CMD --help"*) ;; *) echo "FAIL: --help: $rc $out"; fail=1;; esac
 run $RUNNER "$CLI" verify -- --help; check "verify -- --help exit" 2 "$rc"
 
 # "(byte N)" is left out only where the message says "at byte N" itself, not where a quoted
@@ -1044,6 +1050,37 @@ intact: lm_head.scale
 intact: model.norm.weight
 damaged: model.embed_tokens.weight: a read failed at byte 4664" "$rc $out"
 fi
+
+# ---- keys without --expect lists the names; show --count all on a big tensor asks for --force
+run $RUNNER "$CLI" keys "$T/s.safetensors"
+check "keys lists the names" "0 lm_head.scale
+model.norm.weight
+model.embed_tokens.weight
+empty.bias
+model.layers.0.self_attn.q_proj.weight
+model.layers.0.mlp.experts.3.up_proj.weight" "$rc $out"
+run $RUNNER "$CLI" keys --json "$T/vs"
+jcheck "keys --json" "$out" '
+assert d["schema"] == 1 and d["command"] == "keys" and d["tensors"] == 6 and d["names"][0] == "lm_head.scale" and len(d["names"]) == 6 and d["warnings"] == [], d'
+printf 'lm_head.scale\nnope\n' > "$T/vs/names"
+run $RUNNER "$CLI" keys --json --expect "$T/vs/names" "$T/s.safetensors"
+jcheck "keys --json --expect" "$out" '
+assert d["same"] is False and d["expected"] == 2 and d["missing"] == ["nope"] and len(d["unexpected"]) == 5 and d["unexpected"][0] == "model.norm.weight", d'
+check "keys --json --expect exit" 1 "$rc"
+mk "$T/vs/big.safetensors" "{$(u8 w 1000001 0)}"; head -c 1000001 /dev/zero >> "$T/vs/big.safetensors"
+run $RUNNER "$CLI" show "$T/vs/big.safetensors" w --count all
+check "show --count all asks for --force" "2 error: w has 1000001 elements: --count all would print every one; add --force, or give --count N" "$rc $(err)"
+run $RUNNER "$CLI" show "$T/vs/big.safetensors" w --count all --force; check "show --count all --force" "0 125002" "$rc $(printf '%s\n' "$out" | wc -l | tr -d ' ')"
+run $RUNNER "$CLI" show "$T/vs/big.safetensors" w --count 1000001; check "show --count N needs no --force" 0 "$rc"
+mk "$T/vs/mm.safetensors" "{$(u8 w 1000000 0)}"; head -c 1000000 /dev/zero >> "$T/vs/mm.safetensors"
+run $RUNNER "$CLI" show "$T/vs/mm.safetensors" w --count all; check "show --count all at 1,000,000" 0 "$rc"
+run $RUNNER "$CLI" show --json "$T/s.safetensors" model.norm.weight --count 3
+jcheck "show --json" "$out" '
+assert d == {"schema": 1, "command": "show", "path": "'"$T/s.safetensors"'", "name": "model.norm.weight", "dtype": "F32", "shape": [32], "elements": 32, "slice": None, "packed": False, "shown": 3, "values": [1, 1.015625, 1.03125], "warnings": []}, d'
+run $RUNNER "$CLI" show --json "$T/s.safetensors" nope
+jcheck "show --json no such tensor" "$out" '
+assert d["error"]["id"] == "NOT_FOUND" and d["error"]["message"] == "no tensor named nope", d'
+check "show --json no such tensor exit" 1 "$rc"
 
 if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     # a load error names the tensor in full (past 255 bytes, control bytes escaped), as
