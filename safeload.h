@@ -6726,6 +6726,17 @@ typedef struct sl__load {
     uint64_t part_lo, part_hi;          /* this rank's part of those bytes */
     const safeload_allocator *alloc;
     const char *where;                  /* the model's or file's path, for errors */
+    /* what the load call's steps (5e) hand on, from the settings to the release */
+    safeload_load_desc d;               /* the caller's desc; alloc points at its allocator */
+    safeload_arena *arena;              /* built by the load, the caller's when it succeeds */
+    uint32_t *order, *order_tmp;        /* requests in file order, and the sort's scratch */
+    uint64_t host_total, dev_total;     /* arena bytes wanted on the host, on the device */
+    uint64_t cast_out;                  /* bytes the casts write */
+    int need_host, need_dev, any_dev;   /* arena space wanted; any request for the device */
+    safeload_pool *pool, *tmp_pool;     /* the pool the load runs on; the one it made */
+    sl__pool_user me;                   /* this thread, inside the caller's pool */
+    int entered;                        /* sl__pool_enter ran: sl__pool_leave is owed */
+    int unconfirmed;                    /* device copies never confirmed: the arena leaks */
 } sl__load;
 
 /* The file offset of byte `pos` of a request's (sliced) source bytes. */
@@ -7472,7 +7483,6 @@ static safeload_result sl__device_budget(sl__load *L, const safeload_load_desc *
 static void sl__worker_free(sl__load *L, sl__worker *w);
 static safeload_result sl__device_setup(sl__load *L, safeload_error *err);
 
-/* where: the model's or the file's path, named by errors that are not one shard's */
 /* Caller destinations must not overlap one another, nor the bytes being read (a memory
    source, or a mapping safeload_view handed out): workers would write the same bytes, or read
    what another wrote, and the result would depend on timing. Sorted spans: O(n log n). */
@@ -7617,275 +7627,273 @@ static safeload_result sl__load_map(sl__load *L) {
     return SAFELOAD_OK;
 }
 
-static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, const char *where,
-                                    sl__resolve_fn resolve, const void *rctx, int trust_ptr,
-                                    safeload_request *reqs, size_t n,
-                                    const safeload_load_desc *desc, safeload_arena **arena_out,
-                                    safeload_error *err) {
-    safeload_load_desc d;
-    sl__load L;
-    safeload_result r = SAFELOAD_OK;
-    safeload_arena *arena = NULL;
-    uint32_t *order = NULL, *tmp = NULL;
-    uint64_t host_total = 0, dev_total = 0, max_task = 0, cast_out = 0;
-    size_t i;
-    int need_host = 0, need_dev = 0, any_dev = 0, workers = 1, hooks_begun = 0, unconfirmed = 0;
-    int entered = 0;
-    sl__pool_user me;
-    safeload_pool *pool = NULL, *tmp_pool = NULL;
-    const char *path0 = where;
+/* The load call, in the order its data flows: settings, resolve (each request's tensor, byte
+   range, cast and destination), open the I/O handles, threads, arena, plan (tasks and worker
+   buffers), execute on the pool, finish (the device's sync, the last progress call), release.
+   Each step fails with the error set and leaves what it made in *L; sl__load_release frees
+   it, whichever step failed. */
 
-    memset(&L, 0, sizeof L);
-    L.where = where;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;                  /* the caller has set *arena_out to NULL */
-    if (n && !reqs)
+/* The desc's defaults and limits, and the load's lock. Nothing to release when it fails. */
+static safeload_result sl__load_settings(sl__load *L, const safeload_load_desc *desc,
+                                         safeload_error *err) {
+    safeload_load_desc *d = &L->d;
+    const char *path0 = L->where;
+    size_t i;
+    if (desc) *d = *desc;                 /* the caller has set *arena_out to NULL */
+    if (L->n_reqs && !L->user)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "requests is NULL");
-    for (i = 0; i < n; i++) {             /* nothing reported loaded, whatever fails below */
-        reqs[i].data = NULL;
-        reqs[i].nbytes = 0;
+    for (i = 0; i < L->n_reqs; i++) {     /* nothing reported loaded, whatever fails below */
+        L->user[i].data = NULL;
+        L->user[i].nbytes = 0;
     }
-    if (!sl__allocator_ok(&d.allocator))
+    if (!sl__allocator_ok(&d->allocator))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "an allocator needs both alloc and free");
-    L.alloc = &d.allocator;
-    L.shards = shards;
-    L.n_shards = n_shards;
-    L.user = reqs;
-    L.n_reqs = n;
-    L.io = d.io == SAFELOAD_IO_DEFAULT ? SAFELOAD_IO_READ : d.io;
-    if ((unsigned)L.io > (unsigned)SAFELOAD_IO_AUTO)
+    L->alloc = &d->allocator;
+    L->io = d->io == SAFELOAD_IO_DEFAULT ? SAFELOAD_IO_READ : d->io;
+    if ((unsigned)L->io > (unsigned)SAFELOAD_IO_AUTO)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
-                        "unknown I/O mode %d", (int)d.io);
-    if ((unsigned)d.device > (unsigned)SAFELOAD_DEVICE_ASCEND)
+                        "unknown I/O mode %d", (int)d->io);
+    if ((unsigned)d->device > (unsigned)SAFELOAD_DEVICE_ASCEND)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
-                        "unknown device %d", (int)d.device);
-    L.chunk = d.chunk_size ? SL__MIN(SL__MAX(d.chunk_size, (size_t)4096), (size_t)SL__GIB)
-                           : (size_t)(2 * SL__MIB);
-    L.chunk -= L.chunk % 4096;
-    L.staging = d.staging_size ? SL__MIN(SL__MAX(d.staging_size, (size_t)4096), (size_t)SL__GIB)
-                               : (size_t)(256 * SL__KIB);
-    L.staging -= L.staging % 64;
+                        "unknown device %d", (int)d->device);
+    L->chunk = d->chunk_size ? SL__MIN(SL__MAX(d->chunk_size, (size_t)4096), (size_t)SL__GIB)
+                             : (size_t)(2 * SL__MIB);
+    L->chunk -= L->chunk % 4096;
+    L->staging = d->staging_size
+                     ? SL__MIN(SL__MAX(d->staging_size, (size_t)4096), (size_t)SL__GIB)
+                     : (size_t)(256 * SL__KIB);
+    L->staging -= L->staging % 64;
     /* 2 MiB: a worker's two buffers stay in its core's L2 between the copy in and the DMA out.
        On an H100 host, 4 MiB ran 15-30 % slower at 8-16 workers (5 % faster at 1). */
-    L.pinned_size = d.pinned_size ? SL__MIN(SL__MAX(d.pinned_size, (size_t)4096), (size_t)SL__GIB)
-                                  : (size_t)(2 * SL__MIB);
-    L.pinned_size -= L.pinned_size % 4096;
-    L.pinned_count = d.pinned_count >= 2 ? d.pinned_count : 2;
-    L.upload_align = d.upload_align;
-    if ((L.upload_align & (L.upload_align - 1)) || L.upload_align > SL__GIB)
+    L->pinned_size = d->pinned_size
+                         ? SL__MIN(SL__MAX(d->pinned_size, (size_t)4096), (size_t)SL__GIB)
+                         : (size_t)(2 * SL__MIB);
+    L->pinned_size -= L->pinned_size % 4096;
+    L->pinned_count = d->pinned_count >= 2 ? d->pinned_count : 2;
+    L->upload_align = d->upload_align;
+    if ((L->upload_align & (L->upload_align - 1)) || L->upload_align > SL__GIB)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "upload_align %llu is not a power of two up to 1 GiB",
-                        (sl__ull)L.upload_align);
-    L.progress = d.progress;
-    L.progress_user = d.progress_user;
-    L.progress_interval = d.progress_interval ? d.progress_interval : 64 * SL__MIB;
-    L.reported = UINT64_MAX;            /* nothing said yet: an empty load still gets its call */
-    if (sl__mutex_init(&L.mu) != 0)
+                        (sl__ull)L->upload_align);
+    L->progress = d->progress;
+    L->progress_user = d->progress_user;
+    L->progress_interval = d->progress_interval ? d->progress_interval : 64 * SL__MIB;
+    L->reported = UINT64_MAX;           /* nothing said yet: an empty load still gets its call */
+    if (sl__mutex_init(&L->mu) != 0)
         return sl__fail(err, SAFELOAD_THREAD_ERROR, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "cannot create a lock");
 #if !defined(SAFELOAD_NO_THREADS)
-    if (sl__cond_init(&L.cv) != 0) {
-        sl__mutex_destroy(&L.mu);
+    if (sl__cond_init(&L->cv) != 0) {
+        sl__mutex_destroy(&L->mu);
         return sl__fail(err, SAFELOAD_THREAD_ERROR, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "cannot create a condition variable");
     }
 #endif
+    return SAFELOAD_OK;
+}
 
-    /* resolve every request: tensor, byte range, cast, destination */
-    L.reqs = n < SIZE_MAX ? (sl__rp *)sl__calloc(L.alloc, n + 1, sizeof(sl__rp)) : NULL;
-    order = (uint32_t *)sl__malloc_n(L.alloc, n, sizeof(uint32_t));
-    tmp = (uint32_t *)sl__malloc_n(L.alloc, n, sizeof(uint32_t));
-    if (!L.reqs || !order || !tmp) { r = SL__OOM(err, path0); goto out; }
-    if (n > (size_t)UINT32_MAX - 1) {
-        r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
-                     "too many requests");
-        goto out;
+/* Request i: its tensor (trust_ptr: a tensor pointer the request carries may stand for the
+   name), byte range, cast and destination (the caller's, or an offset into the arena). */
+static safeload_result sl__resolve_req(sl__load *L, size_t i, sl__resolve_fn resolve,
+                                       const void *rctx, int trust_ptr, safeload_error *err) {
+    safeload_request *q = &L->user[i];
+    sl__rp *p = &L->reqs[i];
+    safeload_file **shards = L->shards;
+    const safeload_tensor *t;
+    size_t shard = 0;
+    safeload_dtype dt;
+    safeload_result r;
+    const char *sp;
+    if (!q->name)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "request %llu has no name", (sl__ull)i);
+    /* a request already carrying this checkpoint's tensor (load_all, or a pointer from
+       safeload_model_find) skips the name lookup; where a shard holds tensors the model
+       leaves out, the lookup decides, so a shard's pointer cannot bring one back */
+    if (trust_ptr && q->tensor && q->shard < L->n_shards &&
+        sl__owns(shards[q->shard], q->tensor) && q->tensor->name == q->name) {
+        t = q->tensor;
+        shard = q->shard;
+    } else {
+        t = resolve(rctx, q->name, &shard);
     }
-    for (i = 0; i < n; i++) {
-        safeload_request *q = &reqs[i];
-        sl__rp *p = &L.reqs[i];
-        const safeload_tensor *t;
-        size_t shard = 0;
-        safeload_dtype dt;
-        const char *sp;
-        if (!q->name) {
-            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
-                         "request %llu has no name", (sl__ull)i);
-            goto out;
-        }
-        /* a request already carrying this checkpoint's tensor (load_all, or a pointer from
-           safeload_model_find) skips the name lookup; where a shard holds tensors the model
-           leaves out, the lookup decides, so a shard's pointer cannot bring one back */
-        if (trust_ptr && q->tensor && q->shard < n_shards &&
-            sl__owns(shards[q->shard], q->tensor) && q->tensor->name == q->name) {
-            t = q->tensor;
-            shard = q->shard;
-        } else {
-            t = resolve(rctx, q->name, &shard);
-        }
-        if (!t) {
-            r = sl__fail(err, SAFELOAD_NOT_FOUND, path0, SAFELOAD_NO_OFFSET, q->name,
-                         strlen(q->name), "request %llu names a tensor the checkpoint does not "
-                         "hold", (sl__ull)i);
-            goto out;
-        }
-        sp = shards[shard]->path;
-        p->t = t;
-        p->shard = (uint32_t)shard;
-        dt = q->dtype == SAFELOAD_DTYPE_NONE ? t->dtype : q->dtype;
-        p->ssize = p->dsize = 1;
-        if ((int)dt < 0 || (int)dt >= (int)SAFELOAD_DTYPE_COUNT) {  /* as safeload_load_all */
-            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sp, t->header_offset, t->name,
-                         t->name_len, "request %llu: dtype %d is not a safeload_dtype",
-                         (sl__ull)i, (int)dt);
-            goto out;
-        }
-        if (dt != t->dtype) {
-            p->cast = sl__cast_resolve(dt, t->dtype, SAFELOAD_SIMD_AUTO, 0);
-            if (!p->cast) {
-                r = sl__fail(err, SAFELOAD_UNSUPPORTED_CONVERSION, sp, t->header_offset, t->name,
-                             t->name_len, "request %llu: cannot cast %s to %s", (sl__ull)i,
-                             sl__dtype_names[t->dtype],
-                             safeload_dtype_name(dt) ? safeload_dtype_name(dt) : "(unknown)");
-                goto out;
-            }
-            sl__cast_unit(dt, t->dtype, &p->ssize, &p->dsize);
-        }
-        /* the slice: runs of the file */
-        if ((r = sl__slice_runs(t, q, i, sp, p, err)) != SAFELOAD_OK) goto out;
-        p->dst_len = p->src_len / p->ssize * p->dsize;
-        if (p->dst_len / p->dsize * p->ssize != p->src_len || (uint64_t)(size_t)p->dst_len != p->dst_len) {
-            r = sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
-                         "request %llu: the destination size overflows", (sl__ull)i);
-            goto out;
-        }
-        if (p->cast) cast_out += p->dst_len;
-        if (q->device != 0 && q->device != 1) {
-            r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sp, t->header_offset, t->name,
-                         t->name_len, "request %llu: device is %d: 0 (host) or 1 (device)",
-                         (sl__ull)i, q->device);
-            goto out;
-        }
-        p->device = q->device;
-        any_dev |= p->device;
-        if (q->dst) {
-            if (q->dst_size < p->dst_len) {
-                r = sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, sp, t->header_offset, t->name,
-                             t->name_len, "request %llu needs %llu byte%s, its destination "
-                             "has %llu", (sl__ull)i, (sl__ull)p->dst_len,
-                             p->dst_len == 1 ? "" : "s",
-                             (sl__ull)q->dst_size);
-                goto out;
-            }
-            p->dst = (unsigned char *)q->dst;
-        } else {
-            /* arena space: 64-byte aligned on the host, 256 on a device */
-            uint64_t al = p->device ? SL__MAX(256, (uint64_t)L.upload_align) : SL__ALIGN;
-            uint64_t *tot = p->device ? &dev_total : &host_total;
-            /* half the address space: no arena gets near it, and the round-ups and the
-               huge-page slack added below cannot wrap */
-            const uint64_t lim = (uint64_t)(SIZE_MAX / 2);
-            p->alloc = 1;
-            *tot = (*tot + al - 1) / al * al;              /* *tot <= lim: no wrap */
-            p->dst = (unsigned char *)(uintptr_t)*tot;     /* an offset until the arena exists */
-            if (*tot > lim || p->dst_len > lim - *tot) {
-                r = sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
-                             "the arena would exceed half the address space");
-                goto out;
-            }
-            *tot += p->dst_len;
-            if (p->device) need_dev = 1; else need_host = 1;
-        }
-        L.total_bytes += p->src_len;
+    if (!t)
+        return sl__fail(err, SAFELOAD_NOT_FOUND, L->where, SAFELOAD_NO_OFFSET, q->name,
+                        strlen(q->name), "request %llu names a tensor the checkpoint does not "
+                        "hold", (sl__ull)i);
+    sp = shards[shard]->path;
+    p->t = t;
+    p->shard = (uint32_t)shard;
+    dt = q->dtype == SAFELOAD_DTYPE_NONE ? t->dtype : q->dtype;
+    p->ssize = p->dsize = 1;
+    if ((int)dt < 0 || (int)dt >= (int)SAFELOAD_DTYPE_COUNT)      /* as safeload_load_all */
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sp, t->header_offset, t->name,
+                        t->name_len, "request %llu: dtype %d is not a safeload_dtype",
+                        (sl__ull)i, (int)dt);
+    if (dt != t->dtype) {
+        p->cast = sl__cast_resolve(dt, t->dtype, SAFELOAD_SIMD_AUTO, 0);
+        if (!p->cast)
+            return sl__fail(err, SAFELOAD_UNSUPPORTED_CONVERSION, sp, t->header_offset, t->name,
+                            t->name_len, "request %llu: cannot cast %s to %s", (sl__ull)i,
+                            sl__dtype_names[t->dtype],
+                            safeload_dtype_name(dt) ? safeload_dtype_name(dt) : "(unknown)");
+        sl__cast_unit(dt, t->dtype, &p->ssize, &p->dsize);
     }
-    if ((r = sl__check_overlap(&L, shards, n_shards, err)) != SAFELOAD_OK) goto out;
+    /* the slice: runs of the file */
+    if ((r = sl__slice_runs(t, q, i, sp, p, err)) != SAFELOAD_OK) return r;
+    p->dst_len = p->src_len / p->ssize * p->dsize;
+    if (p->dst_len / p->dsize * p->ssize != p->src_len ||
+        (uint64_t)(size_t)p->dst_len != p->dst_len)
+        return sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
+                        "request %llu: the destination size overflows", (sl__ull)i);
+    if (p->cast) L->cast_out += p->dst_len;
+    if (q->device != 0 && q->device != 1)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sp, t->header_offset, t->name,
+                        t->name_len, "request %llu: device is %d: 0 (host) or 1 (device)",
+                        (sl__ull)i, q->device);
+    p->device = q->device;
+    L->any_dev |= p->device;
+    if (q->dst) {
+        if (q->dst_size < p->dst_len)
+            return sl__fail(err, SAFELOAD_BUFFER_TOO_SMALL, sp, t->header_offset, t->name,
+                            t->name_len, "request %llu needs %llu byte%s, its destination "
+                            "has %llu", (sl__ull)i, (sl__ull)p->dst_len,
+                            p->dst_len == 1 ? "" : "s", (sl__ull)q->dst_size);
+        p->dst = (unsigned char *)q->dst;
+    } else {
+        /* arena space: 64-byte aligned on the host, 256 on a device */
+        uint64_t al = p->device ? SL__MAX(256, (uint64_t)L->upload_align) : SL__ALIGN;
+        uint64_t *tot = p->device ? &L->dev_total : &L->host_total;
+        /* half the address space: no arena gets near it, and the round-ups and the
+           huge-page slack added below cannot wrap */
+        const uint64_t lim = (uint64_t)(SIZE_MAX / 2);
+        p->alloc = 1;
+        *tot = (*tot + al - 1) / al * al;              /* *tot <= lim: no wrap */
+        p->dst = (unsigned char *)(uintptr_t)*tot;     /* an offset until the arena exists */
+        if (*tot > lim || p->dst_len > lim - *tot)
+            return sl__fail(err, SAFELOAD_OVERFLOW, sp, t->header_offset, t->name, t->name_len,
+                            "the arena would exceed half the address space");
+        *tot += p->dst_len;
+        if (p->device) L->need_dev = 1; else L->need_host = 1;
+    }
+    L->total_bytes += p->src_len;
+    return SAFELOAD_OK;
+}
+
+/* Every request resolved; destinations checked against one another and the source; the
+   copy and cast kernels chosen for the load's size; the device hooks found. has_arena: the
+   caller can take an arena. */
+static safeload_result sl__load_resolve(sl__load *L, sl__resolve_fn resolve, const void *rctx,
+                                        int trust_ptr, int has_arena, safeload_error *err) {
+    size_t i, n = L->n_reqs;
+    safeload_result r;
+    L->reqs = n < SIZE_MAX ? (sl__rp *)sl__calloc(L->alloc, n + 1, sizeof(sl__rp)) : NULL;
+    L->order = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
+    L->order_tmp = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
+    if (!L->reqs || !L->order || !L->order_tmp) return SL__OOM(err, L->where);
+    if (n > (size_t)UINT32_MAX - 1)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "too many requests");
+    for (i = 0; i < n; i++)
+        if ((r = sl__resolve_req(L, i, resolve, rctx, trust_ptr, err)) != SAFELOAD_OK) return r;
+    if ((r = sl__check_overlap(L, L->shards, L->n_shards, err)) != SAFELOAD_OK) return r;
     /* casts that write more than the caches hold stream past them (non-temporal stores): the
        output will not be read back before the load ends, and no read-for-ownership halves
        the write bandwidth. Decided on the whole load, not per tensor: 100,000 small tensors
        are as big a write as one large one. */
-    if (L.total_bytes >= 8 * SL__MIB)
-        L.ntcopy = sl__cast_resolve(SAFELOAD_F32, SAFELOAD_F32, SAFELOAD_SIMD_AUTO, 1);
-    if (cast_out >= 8 * SL__MIB)
+    if (L->total_bytes >= 8 * SL__MIB)
+        L->ntcopy = sl__cast_resolve(SAFELOAD_F32, SAFELOAD_F32, SAFELOAD_SIMD_AUTO, 1);
+    if (L->cast_out >= 8 * SL__MIB)
         for (i = 0; i < n; i++) {
-            sl__rp *p = &L.reqs[i];
+            sl__rp *p = &L->reqs[i];
             sl__cast_fn nt;
             if (!p->cast) continue;
-            nt = sl__cast_resolve(reqs[i].dtype, p->t->dtype, SAFELOAD_SIMD_AUTO, 1);
+            nt = sl__cast_resolve(L->user[i].dtype, p->t->dtype, SAFELOAD_SIMD_AUTO, 1);
             if (nt) p->cast = nt;
         }
-    if ((need_host || need_dev) && !arena_out) {
-        r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
-                     "requests without a destination need an arena pointer");
-        goto out;
-    }
-    if (any_dev && (r = sl__resolve_hooks(&L, &d, need_dev, err)) != SAFELOAD_OK) goto out;
+    if ((L->need_host || L->need_dev) && !has_arena)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "requests without a destination need an arena pointer");
+    if (L->any_dev) return sl__resolve_hooks(L, &L->d, L->need_dev, err);
+    return SAFELOAD_OK;
+}
 
-    /* requests in file order: the I/O handles below look at them file by file, the tasks
-       follow them */
-    for (i = 0; i < n; i++) order[i] = (uint32_t)i;
-    sl__sort_reqs(L.reqs, order, tmp, n);
-
-    /* the I/O mode's handles: mappings, or O_DIRECT handles (falling back to buffered reads
-       where the file system refuses them, or the path now names another file; under AUTO
-       also where the bytes this load reads from a file are mostly in the page cache) */
-    if (L.io == SAFELOAD_IO_MMAP) {
-        if ((r = sl__load_map(&L)) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
-    } else if (L.io == SAFELOAD_IO_DIRECT || L.io == SAFELOAD_IO_AUTO) {
-        int any = 0;
-        size_t a, b;
-        L.direct = (sl__os_file *)sl__malloc(L.alloc, (n_shards + 1) * sizeof(sl__os_file));
-        if (!L.direct) { r = SL__OOM(err, path0); goto out; }
-        for (i = 0; i < n_shards; i++) L.direct[i] = SL__NO_FILE;
-        /* order[a..b): file i's requests; a file this load reads nothing from gets no handle */
-        for (i = 0, a = 0; i < n_shards; i++, a = b) {
-            uint64_t sz = 0, bytes = 0;
-            for (b = a; b < n && L.reqs[order[b]].shard == (uint32_t)i; b++)
-                bytes += L.reqs[order[b]].src_len;
-            if (!bytes || shards[i]->src.kind != SL__SRC_FILE) continue;
-            if (L.io == SAFELOAD_IO_AUTO) {
-                double c = sl__auto_cached(&L, order, a, bytes);
-                if (c < 0 || c >= 0.5) continue;            /* cached, or no answer: buffered */
-            }
-            if (sl__os_open(shards[i]->path, 1, L.alloc, &L.direct[i], &sz) == 0) {
-                /* not the file that was opened (replaced since): buffered reads of the
-                   opened one instead */
-                if (!sl__os_same(L.direct[i], shards[i]->src.fd)) {
-                    sl__os_close(L.direct[i]);
-                    L.direct[i] = SL__NO_FILE;
-                } else {
-                    any = 1;
-                }
+/* Requests in file order (the I/O handles look at them file by file, the tasks follow
+   them), then the I/O mode's handles: mappings, or O_DIRECT handles (falling back to
+   buffered reads where the file system refuses them, or the path now names another file;
+   under AUTO also where the bytes this load reads from a file are mostly in the page
+   cache). */
+static safeload_result sl__load_open_io(sl__load *L, safeload_error *err) {
+    size_t i, n = L->n_reqs, n_shards = L->n_shards, a, b;
+    safeload_file **shards = L->shards;
+    int any = 0;
+    for (i = 0; i < n; i++) L->order[i] = (uint32_t)i;
+    sl__sort_reqs(L->reqs, L->order, L->order_tmp, n);
+    if (L->io == SAFELOAD_IO_MMAP)
+        return sl__load_map(L) != SAFELOAD_OK ? SL__OOM(err, L->where) : SAFELOAD_OK;
+    if (L->io != SAFELOAD_IO_DIRECT && L->io != SAFELOAD_IO_AUTO) return SAFELOAD_OK;
+    L->direct = (sl__os_file *)sl__malloc(L->alloc, (n_shards + 1) * sizeof(sl__os_file));
+    if (!L->direct) return SL__OOM(err, L->where);
+    for (i = 0; i < n_shards; i++) L->direct[i] = SL__NO_FILE;
+    /* order[a..b): file i's requests; a file this load reads nothing from gets no handle */
+    for (i = 0, a = 0; i < n_shards; i++, a = b) {
+        uint64_t sz = 0, bytes = 0;
+        for (b = a; b < n && L->reqs[L->order[b]].shard == (uint32_t)i; b++)
+            bytes += L->reqs[L->order[b]].src_len;
+        if (!bytes || shards[i]->src.kind != SL__SRC_FILE) continue;
+        if (L->io == SAFELOAD_IO_AUTO) {
+            double c = sl__auto_cached(L, L->order, a, bytes);
+            if (c < 0 || c >= 0.5) continue;                /* cached, or no answer: buffered */
+        }
+        if (sl__os_open(shards[i]->path, 1, L->alloc, &L->direct[i], &sz) == 0) {
+            /* not the file that was opened (replaced since): buffered reads of the
+               opened one instead */
+            if (!sl__os_same(L->direct[i], shards[i]->src.fd)) {
+                sl__os_close(L->direct[i]);
+                L->direct[i] = SL__NO_FILE;
+            } else {
+                any = 1;
             }
         }
-        L.io = any ? SAFELOAD_IO_DIRECT : SAFELOAD_IO_READ;
     }
+    L->io = any ? SAFELOAD_IO_DIRECT : SAFELOAD_IO_READ;
+    return SAFELOAD_OK;
+}
 
-    /* the threads, before the first hook runs (device_alloc): a load those start on the
-       caller's pool is refused from here to the end */
-    if ((r = sl__pool_for(d.pool, d.threads, L.alloc, &pool, &tmp_pool, &workers, L.where,
-                          err)) != SAFELOAD_OK)
-        goto out;
-    if (d.pool) {
-        sl__pool_enter(d.pool, &me);
-        entered = 1;
+/* The threads (L->n_workers: as many as the pool gives), before the first hook runs
+   (device_alloc): a load those start on the caller's pool is refused from here to the end.
+   Then the pinned budget (it bounds device task sizes), also refused before any hook runs. */
+static safeload_result sl__load_threads(sl__load *L, safeload_error *err) {
+    safeload_result r;
+    L->n_workers = 1;
+    if ((r = sl__pool_for(L->d.pool, L->d.threads, L->alloc, &L->pool, &L->tmp_pool,
+                          &L->n_workers, L->where, err)) != SAFELOAD_OK)
+        return r;
+    if (L->d.pool) {
+        sl__pool_enter(L->d.pool, &L->me);
+        L->entered = 1;
     }
-    /* the pinned budget (it bounds device task sizes): refused before any hook runs */
-    if (any_dev && (r = sl__device_budget(&L, &d, workers, err)) != SAFELOAD_OK) goto out;
+    if (L->any_dev) return sl__device_budget(L, &L->d, L->n_workers, err);
+    return SAFELOAD_OK;
+}
 
-    /* the arena: one mapping, huge pages requested, first touched by the workers */
-    if (need_host || need_dev) {
-        arena = (safeload_arena *)sl__calloc(L.alloc, 1, sizeof *arena);
-        if (!arena) { r = SL__OOM(err, path0); goto out; }
-        arena->alloc = d.allocator;
-        arena->hooks = L.hooks;
-    }
-    if (need_host) {
-        uint64_t huge = 2 * SL__MIB;
+/* The arena: one mapping, huge pages requested, first touched by the workers; device
+   memory from device_alloc. Arena requests' offsets become pointers. */
+static safeload_result sl__load_arena(sl__load *L, safeload_error *err) {
+    safeload_arena *arena;
+    size_t i;
+    if (!L->need_host && !L->need_dev) return SAFELOAD_OK;
+    arena = L->arena = (safeload_arena *)sl__calloc(L->alloc, 1, sizeof *arena);
+    if (!arena) return SL__OOM(err, L->where);
+    arena->alloc = L->d.allocator;
+    arena->hooks = L->hooks;
+    if (L->need_host) {
+        uint64_t huge = 2 * SL__MIB, host_total = L->host_total;
         arena->host_size = host_total;
         /* page-aligned huge pages from the OS unless the user brought an allocator */
-        if (!d.allocator.alloc && !SL__USER_MALLOC && host_total >= huge) {
+        if (!L->d.allocator.alloc && !SL__USER_MALLOC && host_total >= huge) {
             arena->raw_size = host_total + huge;
             arena->host_raw = sl__os_alloc_pages(arena->raw_size, 1);
             arena->os_pages = 1;
@@ -7894,141 +7902,175 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
                                                  (uintptr_t)(huge - 1)) & ~(uintptr_t)(huge - 1));
         } else if ((uint64_t)(size_t)(host_total + SL__ALIGN) == host_total + SL__ALIGN) {
             arena->raw_size = host_total + SL__ALIGN;
-            arena->host_raw = sl__malloc(L.alloc, (size_t)arena->raw_size);
+            arena->host_raw = sl__malloc(L->alloc, (size_t)arena->raw_size);
             if (arena->host_raw)
                 arena->host = (unsigned char *)(((uintptr_t)arena->host_raw + SL__ALIGN - 1) &
                                                 ~(uintptr_t)(SL__ALIGN - 1));
         }
-        if (!arena->host_raw) {
-            r = sl__fail(err, SAFELOAD_OUT_OF_MEMORY, path0, SAFELOAD_NO_OFFSET, NULL, 0,
-                         "cannot allocate %llu bytes for the loaded tensors",
-                         (sl__ull)host_total);
-            goto out;
-        }
+        if (!arena->host_raw)
+            return sl__fail(err, SAFELOAD_OUT_OF_MEMORY, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
+                            "cannot allocate %llu bytes for the loaded tensors",
+                            (sl__ull)host_total);
     }
-    if (need_dev) {
+    if (L->need_dev) {
         /* never 0 bytes (all the tensors empty): cudaMalloc answers that with NULL, and the
            empty tensors still get a pointer, as on the host */
-        if (L.hooks.device_alloc(L.hooks.user, dev_total ? (size_t)dev_total : 1,
-                                 &arena->device) != 0 || !arena->device) {
+        if (L->hooks.device_alloc(L->hooks.user, L->dev_total ? (size_t)L->dev_total : 1,
+                                  &arena->device) != 0 || !arena->device) {
             arena->device = NULL;
-            r = sl__fail(err, SAFELOAD_HOOK_FAILED, path0, SAFELOAD_NO_OFFSET, "device_alloc",
-                         12, "device_alloc hook failed for %llu bytes", (sl__ull)dev_total);
-            goto out;
+            return sl__fail(err, SAFELOAD_HOOK_FAILED, L->where, SAFELOAD_NO_OFFSET,
+                            "device_alloc", 12, "device_alloc hook failed for %llu bytes",
+                            (sl__ull)L->dev_total);
         }
     }
-    for (i = 0; i < n; i++) {
-        sl__rp *p = &L.reqs[i];
+    for (i = 0; i < L->n_reqs; i++) {
+        sl__rp *p = &L->reqs[i];
         if (p->alloc) p->dst = (p->device ? (unsigned char *)arena->device : arena->host) +
                                (uintptr_t)p->dst;
     }
+    return SAFELOAD_OK;
+}
 
-    /* tasks in file order */
-    if (sl__plan_tasks(&L, order) != SAFELOAD_OK) { r = SL__OOM(err, path0); goto out; }
-    for (i = 0; i < L.n_tasks; i++) max_task = SL__MAX(max_task, L.tasks[i].len);
-
-    /* workers and their buffers */
-    if ((size_t)workers > L.n_tasks) workers = L.n_tasks ? (int)L.n_tasks : 1;
-    L.n_workers = workers;
-    L.workers = (sl__worker *)sl__calloc(L.alloc, (size_t)workers, sizeof(sl__worker));
-    if (!L.workers) { r = SL__OOM(err, path0); goto out; }
-    for (i = 0; i < (size_t)workers && L.n_tasks; i++) {
-        sl__worker *w = &L.workers[i];
-        w->staging = (unsigned char *)sl__malloc(L.alloc, L.staging);
-        if (!w->staging) { r = SL__OOM(err, path0); goto out; }
-        if (L.io == SAFELOAD_IO_DIRECT) {
-            uint64_t sz = SL__MAX(max_task, (uint64_t)L.staging) + 3 * SL__DIRECT_ALIGN;
-            w->bounce_raw = (unsigned char *)sl__malloc(L.alloc, (size_t)sz);
-            if (!w->bounce_raw) { r = SL__OOM(err, path0); goto out; }
+/* Tasks in file order; the workers (no more than tasks) and their buffers; the device
+   pipeline (begin, pinned buffers), whose end() is owed from here on. */
+static safeload_result sl__load_plan(sl__load *L, safeload_error *err) {
+    uint64_t max_task = 0;
+    size_t i;
+    if (sl__plan_tasks(L, L->order) != SAFELOAD_OK) return SL__OOM(err, L->where);
+    for (i = 0; i < L->n_tasks; i++) max_task = SL__MAX(max_task, L->tasks[i].len);
+    if ((size_t)L->n_workers > L->n_tasks) L->n_workers = L->n_tasks ? (int)L->n_tasks : 1;
+    L->workers = (sl__worker *)sl__calloc(L->alloc, (size_t)L->n_workers, sizeof(sl__worker));
+    if (!L->workers) return SL__OOM(err, L->where);
+    for (i = 0; i < (size_t)L->n_workers && L->n_tasks; i++) {
+        sl__worker *w = &L->workers[i];
+        w->staging = (unsigned char *)sl__malloc(L->alloc, L->staging);
+        if (!w->staging) return SL__OOM(err, L->where);
+        if (L->io == SAFELOAD_IO_DIRECT) {
+            uint64_t sz = SL__MAX(max_task, (uint64_t)L->staging) + 3 * SL__DIRECT_ALIGN;
+            w->bounce_raw = (unsigned char *)sl__malloc(L->alloc, (size_t)sz);
+            if (!w->bounce_raw) return SL__OOM(err, L->where);
             w->bounce = (unsigned char *)(((uintptr_t)w->bounce_raw +
                                            (uintptr_t)(SL__DIRECT_ALIGN - 1)) &
                                           ~(uintptr_t)(SL__DIRECT_ALIGN - 1));
         }
     }
-    if (any_dev && L.n_tasks) {
-        r = sl__device_setup(&L, err);
-        hooks_begun = L.begun;
-        if (r != SAFELOAD_OK) goto out;
-    }
-    if (d.stats) {
-        memset(d.stats, 0, sizeof *d.stats);
-        d.stats->threads = workers;
-        d.stats->io = L.io;
-        for (i = 0; i < n_shards; i++) d.stats->direct_files += sl__is_direct(&L, (uint32_t)i);
-    }
+    if (L->any_dev && L->n_tasks) return sl__device_setup(L, err);
+    return SAFELOAD_OK;
+}
 
-    if (L.n_tasks) sl__pool_run(pool, sl__load_job, &L, workers);
-    if (any_dev && hooks_begun && !L.have_error && L.hooks.sync(L.hooks.user) != 0)
-        sl__load_fail(&L, SAFELOAD_HOOK_FAILED, SL__NO_SHARD, SAFELOAD_NO_OFFSET, NULL, "sync",
+/* The tasks on the pool's workers (this thread among them), then the device's sync and the
+   last progress call; the load's first error, if any, becomes the result. */
+static safeload_result sl__load_execute(sl__load *L, safeload_error *err) {
+    safeload_load_stats *st = L->d.stats;
+    size_t i;
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->threads = L->n_workers;
+        st->io = L->io;
+        for (i = 0; i < L->n_shards; i++) st->direct_files += sl__is_direct(L, (uint32_t)i);
+    }
+    if (L->n_tasks) sl__pool_run(L->pool, sl__load_job, L, L->n_workers);
+    if (L->any_dev && L->begun && !L->have_error && L->hooks.sync(L->hooks.user) != 0)
+        sl__load_fail(L, SAFELOAD_HOOK_FAILED, SL__NO_SHARD, SAFELOAD_NO_OFFSET, NULL, "sync",
                       "the sync hook failed at the end of the load");
-    if (!L.have_error && L.progress && L.reported != L.total_bytes) {
+    if (!L->have_error && L->progress && L->reported != L->total_bytes) {
         uint64_t last = 0;
-        L.done_bytes = L.total_bytes;
-        sl__maybe_progress(&L, &last, 1);    /* the final call, unless one said 100% already */
+        L->done_bytes = L->total_bytes;
+        sl__maybe_progress(L, &last, 1);     /* the final call, unless one said 100% already */
     }
-    if (L.have_error) {
-        r = L.first.code;
-        if (err) *err = L.first;
-    }
-    if (d.stats) {
-        for (i = 0; i < (size_t)workers; i++) {
-            d.stats->bytes_read += L.workers[i].bytes_read;
-            d.stats->bytes_written += L.workers[i].bytes_written;
-            d.stats->reads += L.workers[i].reads;
+    if (st)
+        for (i = 0; i < (size_t)L->n_workers; i++) {
+            st->bytes_read += L->workers[i].bytes_read;
+            st->bytes_written += L->workers[i].bytes_written;
+            st->reads += L->workers[i].reads;
         }
-    }
-out:
+    if (!L->have_error) return SAFELOAD_OK;
+    if (err) *err = L->first;
+    return L->first.code;
+}
+
+/* Everything the steps made, freed, whichever step failed (r); on success the requests get
+   their results and the caller the arena (arena_out), else nothing is reported loaded. */
+static safeload_result sl__load_release(sl__load *L, safeload_result r,
+                                        safeload_arena **arena_out) {
+    safeload_request *reqs = L->user;
+    size_t i, n = L->n_reqs;
     /* after a failure, nothing may still be in flight: a sync that succeeds frees every staging
        buffer; if it fails, buffers whose copies were never confirmed are leaked, not freed, and
        so is the device arena those copies write into */
-    if (hooks_begun && r != SAFELOAD_OK && L.workers) {
-        int synced = L.hooks.sync(L.hooks.user) == 0;
-        for (i = 0; i < (size_t)L.n_workers; i++) {
+    if (L->begun && r != SAFELOAD_OK && L->workers) {
+        int synced = L->hooks.sync(L->hooks.user) == 0;
+        for (i = 0; i < (size_t)L->n_workers; i++) {
             int b;
-            if (!L.workers[i].pinned_busy) continue;
-            for (b = 0; b < L.pinned_count; b++) {
-                if (synced) L.workers[i].pinned_busy[b] = 0;
-                else if (L.workers[i].pinned_busy[b]) unconfirmed = 1;
+            if (!L->workers[i].pinned_busy) continue;
+            for (b = 0; b < L->pinned_count; b++) {
+                if (synced) L->workers[i].pinned_busy[b] = 0;
+                else if (L->workers[i].pinned_busy[b]) L->unconfirmed = 1;
             }
         }
     }
-    if (L.workers) {
-        for (i = 0; i < (size_t)L.n_workers; i++) sl__worker_free(&L, &L.workers[i]);
-        if (d.stats) d.stats->pinned_bytes = L.pinned_bytes;
+    if (L->workers) {
+        for (i = 0; i < (size_t)L->n_workers; i++) sl__worker_free(L, &L->workers[i]);
+        if (L->d.stats) L->d.stats->pinned_bytes = L->pinned_bytes;
     }
-    if (hooks_begun && L.hooks.end) L.hooks.end(L.hooks.user);
-    safeload_pool_destroy(tmp_pool);
-    if (L.direct) {
-        for (i = 0; i < n_shards; i++) sl__os_close(L.direct[i]);
-        sl__free(L.alloc, L.direct);
+    if (L->begun && L->hooks.end) L->hooks.end(L->hooks.user);
+    safeload_pool_destroy(L->tmp_pool);
+    if (L->direct) {
+        for (i = 0; i < L->n_shards; i++) sl__os_close(L->direct[i]);
+        sl__free(L->alloc, L->direct);
     }
-    sl__load_unmap(&L);
+    sl__load_unmap(L);
     if (r == SAFELOAD_OK) {
         for (i = 0; i < n; i++) {
-            reqs[i].data = L.reqs[i].dst;
-            reqs[i].nbytes = L.reqs[i].dst_len;
-            reqs[i].tensor = L.reqs[i].t;
-            reqs[i].shard = L.reqs[i].shard;
+            reqs[i].data = L->reqs[i].dst;
+            reqs[i].nbytes = L->reqs[i].dst_len;
+            reqs[i].tensor = L->reqs[i].t;
+            reqs[i].shard = L->reqs[i].shard;
         }
-        if (arena_out) *arena_out = arena;
-        else safeload_arena_free(arena);
+        if (arena_out) *arena_out = L->arena;
+        else safeload_arena_free(L->arena);
     } else {
         for (i = 0; i < n; i++) { reqs[i].data = NULL; reqs[i].nbytes = 0; }
-        if (unconfirmed && arena) arena->device = NULL;    /* leaked: a copy may still write it */
-        safeload_arena_free(arena);                 /* device_free: the last hook */
+        if (L->unconfirmed && L->arena) L->arena->device = NULL;   /* leaked: a copy may write it */
+        safeload_arena_free(L->arena);              /* device_free: the last hook */
     }
-    if (entered) sl__pool_leave(d.pool, &me);
-    sl__free(L.alloc, L.workers);
-    sl__free(L.alloc, L.tasks);
-    sl__free(L.alloc, L.segs);
-    sl__free(L.alloc, L.reqs);
-    sl__free(L.alloc, order);
-    sl__free(L.alloc, tmp);
+    if (L->entered) sl__pool_leave(L->d.pool, &L->me);
+    sl__free(L->alloc, L->workers);
+    sl__free(L->alloc, L->tasks);
+    sl__free(L->alloc, L->segs);
+    sl__free(L->alloc, L->reqs);
+    sl__free(L->alloc, L->order);
+    sl__free(L->alloc, L->order_tmp);
 #if !defined(SAFELOAD_NO_THREADS)
-    sl__cond_destroy(&L.cv);
+    sl__cond_destroy(&L->cv);
 #endif
-    sl__mutex_destroy(&L.mu);
+    sl__mutex_destroy(&L->mu);
     return r;
+}
+
+/* where: the model's or the file's path, named by errors that are not one shard's. */
+static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, const char *where,
+                                    sl__resolve_fn resolve, const void *rctx, int trust_ptr,
+                                    safeload_request *reqs, size_t n,
+                                    const safeload_load_desc *desc, safeload_arena **arena_out,
+                                    safeload_error *err) {
+    sl__load L;
+    safeload_result r;
+    memset(&L, 0, sizeof L);
+    L.where = where;
+    L.shards = shards;
+    L.n_shards = n_shards;
+    L.user = reqs;
+    L.n_reqs = n;
+    if ((r = sl__load_settings(&L, desc, err)) != SAFELOAD_OK) return r;
+    if ((r = sl__load_resolve(&L, resolve, rctx, trust_ptr, arena_out != NULL, err)) ==
+            SAFELOAD_OK &&
+        (r = sl__load_open_io(&L, err)) == SAFELOAD_OK &&
+        (r = sl__load_threads(&L, err)) == SAFELOAD_OK &&
+        (r = sl__load_arena(&L, err)) == SAFELOAD_OK &&
+        (r = sl__load_plan(&L, err)) == SAFELOAD_OK)
+        r = sl__load_execute(&L, err);
+    return sl__load_release(&L, r, arena_out);
 }
 
 /* A load's figures start from zero, so a load that fails early never shows an earlier one's. */
