@@ -4233,6 +4233,40 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
     SL__GEN_BOTH(sl__k_e5m2_bf16_##path, TGT, 2, 1, N, sl__b_e5m2_bf16_##path, SL__ENV_NONE)     \
     SL__GEN_BOTH(sl__k_e5m2_f32_##path, TGT, 4, 1, N, sl__b_e5m2_f32_##path, SL__ENV_NONE)
 
+/* The twelve F4/E8M0/FNUZ kernels of a path, from fn(d, s, nt, fmt, out) (fmt: 0 F4, 1 E8M0,
+   2 E4M3FNUZ, 3 E5M2FNUZ; out: 0 f16, 1 bf16, 2 f32) converting N elements a block; an F4
+   block is N/2 source bytes (its unit is a byte: two elements). GEN is SL__GEN_BOTH, or
+   SL__GEN_LOOP where the path has no NT stores; E16 the FP-environment guard of f16 output. */
+#define SL__X_KERNEL(path, TGT, fn, name, fmt, out, DSZ, N, GEN, ENV)                          \
+    SL__FORCEINLINE TGT void sl__b_##name##_##path(unsigned char *d, const unsigned char *s,   \
+                                                   int nt) {                                   \
+        fn(d, s, nt, fmt, out);                                                                \
+    }                                                                                          \
+    GEN(sl__k_##name##_##path, TGT, DSZ, 1, N, sl__b_##name##_##path, ENV)
+#define SL__X_KERNELS3(path, TGT, fn, name, fmt, N, GEN, E16)                                  \
+    SL__X_KERNEL(path, TGT, fn, name##_f16, fmt, 0, 2, N, GEN, E16)                            \
+    SL__X_KERNEL(path, TGT, fn, name##_bf16, fmt, 1, 2, N, GEN, SL__ENV_NONE)                  \
+    SL__X_KERNEL(path, TGT, fn, name##_f32, fmt, 2, 4, N, GEN, SL__ENV_NONE)
+#define SL__X_KERNELS(path, TGT, fn, N, GEN, E16)                                              \
+    SL__X_KERNEL(path, TGT, fn, f4_f16, 0, 0, 4, (N) / 2, GEN, E16)                            \
+    SL__X_KERNEL(path, TGT, fn, f4_bf16, 0, 1, 4, (N) / 2, GEN, SL__ENV_NONE)                  \
+    SL__X_KERNEL(path, TGT, fn, f4_f32, 0, 2, 8, (N) / 2, GEN, SL__ENV_NONE)                   \
+    SL__X_KERNELS3(path, TGT, fn, e8m0, 1, N, GEN, E16)                                        \
+    SL__X_KERNELS3(path, TGT, fn, e4m3fnuz, 2, N, GEN, E16)                                    \
+    SL__X_KERNELS3(path, TGT, fn, e5m2fnuz, 3, N, GEN, E16)
+/* Decoding F4, E8M0 and FNUZ codes (one a 32-bit lane) to f32 bits, the same on every path:
+   a normal code's exponent is rebiased (m << (23 - MB) puts the code's exponent field at bit 23
+   and its mantissa below); a subnormal one is its mantissa field converted to float (exact)
+   with the scale 2^-(BIAS - 1 + MB) subtracted from that float's exponent (integer, so nothing
+   is computed with a subnormal and no rounding mode or FTZ/DAZ setting can matter); then the
+   sign, and the FNUZ NaN 0x80. E8M0 is the code << 23, 2^-127 for 0 and NaN for 0xFF. Every
+   value is exact in bf16, so f32 -> bf16 is a plain >> 16 and f32 -> f16 the path's exact
+   conversion. X(name, MB, BIAS, SB, NAN): MB mantissa bits, SB the sign bit, NAN whether 0x80
+   is the NaN. */
+#define SL__X_FORMATS(X)                                                                       \
+    X(f4, 1, 1, 3, 0) X(e4m3fnuz, 3, 8, 7, 1) X(e5m2fnuz, 2, 16, 7, 1)
+#define SL__XMAGIC(MB, BIAS) (((BIAS) - 1u + (MB)) << 23)
+
 /* Non-temporal copies for a path: 64-byte blocks, memcpy for the unaligned head and the tail. */
 #define SL__COPY_NT(path, TGT, BLK)                                                             \
     static void sl__k_copy_##path##_run(unsigned char *d, const unsigned char *s, size_t n) {  \
@@ -4704,6 +4738,54 @@ SL__INLINE void sl__b_copy_sse2(unsigned char *d, const unsigned char *s, int nt
     sl__st128(d + 48, sl__ld128(s + 48), nt);
 }
 
+/* F4, E8M0, FNUZ (see SL__X_FORMATS): 16 elements a block */
+#  define SL__XDEC_SSE2(name, MB, BIAS, SB, NAN)                                               \
+    SL__INLINE __m128i sl__sse2_dec_##name(__m128i x) {                                        \
+        __m128i m = _mm_and_si128(x, SL__X4((1u << (SB)) - 1u)), r;                            \
+        __m128i nrm = _mm_add_epi32(_mm_slli_epi32(m, 23 - (MB)), SL__X4((127u - (BIAS)) << 23)); \
+        __m128i sub = _mm_sub_epi32(_mm_castps_si128(_mm_cvtepi32_ps(m)),                      \
+                                    SL__X4(SL__XMAGIC(MB, BIAS)));                             \
+        r = sl__sse2_sel(_mm_cmplt_epi32(m, SL__X4(1u << (MB))), sub, nrm);                    \
+        r = _mm_andnot_si128(_mm_cmpeq_epi32(m, _mm_setzero_si128()), r);                      \
+        r = _mm_or_si128(r, _mm_slli_epi32(_mm_and_si128(x, SL__X4(1u << (SB))), 31 - (SB)));  \
+        if (NAN) r = sl__sse2_sel(_mm_cmpeq_epi32(x, SL__X4(0x80)), SL__X4(0x7FC00000), r);   \
+        return r;                                                                              \
+    }
+SL__X_FORMATS(SL__XDEC_SSE2)
+#  undef SL__XDEC_SSE2
+SL__INLINE __m128i sl__sse2_dec_e8m0(__m128i x) {
+    __m128i r = sl__sse2_sel(_mm_cmpeq_epi32(x, _mm_setzero_si128()), SL__X4(0x00400000),
+                             _mm_slli_epi32(x, 23));
+    return sl__sse2_sel(_mm_cmpeq_epi32(x, SL__X4(0xFF)), SL__X4(0x7FC00000), r);
+}
+SL__FORCEINLINE __m128i sl__sse2_dec(__m128i x, int fmt) {
+    return fmt == 0 ? sl__sse2_dec_f4(x) : fmt == 1 ? sl__sse2_dec_e8m0(x)
+         : fmt == 2 ? sl__sse2_dec_e4m3fnuz(x) : sl__sse2_dec_e5m2fnuz(x);
+}
+/* 8 packed F4 bytes -> 16 codes in element order (the low nibble first) */
+SL__INLINE __m128i sl__sse2_f4codes(__m128i v) {
+    __m128i f = _mm_set1_epi8(15);
+    return _mm_unpacklo_epi8(_mm_and_si128(v, f), _mm_and_si128(_mm_srli_epi16(v, 4), f));
+}
+SL__FORCEINLINE void sl__sse2_x(unsigned char *d, const unsigned char *s, int nt, int fmt,
+                                int out) {
+    __m128i z = _mm_setzero_si128(), f[4], c;
+    int k;
+    c = fmt == 0 ? sl__sse2_f4codes(_mm_loadl_epi64((const __m128i *)(const void *)s))
+                 : sl__ld128(s);
+    for (k = 0; k < 2; k++) {
+        __m128i w = k ? _mm_unpackhi_epi8(c, z) : _mm_unpacklo_epi8(c, z);
+        f[2 * k] = sl__sse2_dec(_mm_unpacklo_epi16(w, z), fmt);
+        f[2 * k + 1] = sl__sse2_dec(_mm_unpackhi_epi16(w, z), fmt);
+    }
+    for (k = 0; k < 4; k++) {
+        if (out == 2) sl__st128(d + 16 * k, f[k], nt);
+        else if (k % 2 == 0)
+            sl__st128(d + 8 * k, out ? sl__sse2_pack_hi(f[k], f[k + 1])
+                                     : sl__sse2_f32x8_f16(f[k], f[k + 1]), nt);
+    }
+}
+
 SL__GEN_BOTH(sl__k_f32_f16_sse2, SL__T128, 2, 4, 8, sl__b_f32_f16_sse2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f16_f32_sse2, SL__T128, 4, 2, 16, sl__b_f16_f32_sse2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_bf16_sse2, SL__T128, 2, 4, 8, sl__b_f32_bf16_sse2, SL__ENV_NONE)
@@ -4714,6 +4796,7 @@ SL__F8_KERNELS(sse2, SL__T128, 64)
 SL__GEN_BOTH(sl__k_f64_f32_sse2, SL__T128, 4, 8, 4, sl__b_f64_f32_sse2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_f64_sse2, SL__T128, 8, 4, 4, sl__b_f32_f64_sse2, SL__ENV_MXCSR)
 SL__COPY_NT(sse2, SL__T128, sl__b_copy_sse2)
+SL__X_KERNELS(sse2, SL__T128, sl__sse2_x, 16, SL__GEN_BOTH, SL__ENV_MXCSR)
 #endif /* SL__HAVE_SSE2 */
 
 #if defined(SL__HAVE_AVX)
@@ -4876,6 +4959,58 @@ SL__GEN_BOTH(sl__k_bf16_f16_avx2, SL__T256, 2, 2, 16, sl__b_bf16_f16_avx2, SL__E
 SL__GEN_BOTH(sl__k_f64_f32_avx2, SL__T256, 4, 8, 8, sl__b_f64_f32_avx2, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_f64_avx2, SL__T256, 8, 4, 8, sl__b_f32_f64_avx2, SL__ENV_MXCSR)
 SL__COPY_NT(avx2, SL__T256, sl__b_copy_avx2)
+/* F4, E8M0, FNUZ (see SL__X_FORMATS): 32 elements a block */
+#  define SL__XDEC_AVX2(name, MB, BIAS, SB, NAN)                                               \
+    SL__INLINE SL__T256 __m256i sl__avx2_dec_##name(__m256i x) {                               \
+        __m256i m = _mm256_and_si256(x, SL__X8((1u << (SB)) - 1u)), r;                         \
+        __m256i nrm = _mm256_add_epi32(_mm256_slli_epi32(m, 23 - (MB)),                        \
+                                       SL__X8((127u - (BIAS)) << 23));                         \
+        __m256i sub = _mm256_sub_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(m)),             \
+                                       SL__X8(SL__XMAGIC(MB, BIAS)));                          \
+        r = _mm256_blendv_epi8(nrm, sub, _mm256_cmpgt_epi32(SL__X8(1u << (MB)), m));           \
+        r = _mm256_andnot_si256(_mm256_cmpeq_epi32(m, _mm256_setzero_si256()), r);             \
+        r = _mm256_or_si256(r, _mm256_slli_epi32(_mm256_and_si256(x, SL__X8(1u << (SB))),      \
+                                                 31 - (SB)));                                  \
+        if (NAN)                                                                               \
+            r = _mm256_blendv_epi8(r, SL__X8(0x7FC00000), _mm256_cmpeq_epi32(x, SL__X8(0x80))); \
+        return r;                                                                              \
+    }
+SL__X_FORMATS(SL__XDEC_AVX2)
+#  undef SL__XDEC_AVX2
+SL__INLINE SL__T256 __m256i sl__avx2_dec_e8m0(__m256i x) {
+    __m256i r = _mm256_blendv_epi8(_mm256_slli_epi32(x, 23), SL__X8(0x00400000),
+                                   _mm256_cmpeq_epi32(x, _mm256_setzero_si256()));
+    return _mm256_blendv_epi8(r, SL__X8(0x7FC00000), _mm256_cmpeq_epi32(x, SL__X8(0xFF)));
+}
+SL__FORCEINLINE SL__T256 __m256i sl__avx2_dec(__m128i c, int fmt) {     /* 8 codes of c */
+    __m256i x = _mm256_cvtepu8_epi32(c);
+    return fmt == 0 ? sl__avx2_dec_f4(x) : fmt == 1 ? sl__avx2_dec_e8m0(x)
+         : fmt == 2 ? sl__avx2_dec_e4m3fnuz(x) : sl__avx2_dec_e5m2fnuz(x);
+}
+SL__FORCEINLINE SL__T256 void sl__avx2_x(unsigned char *d, const unsigned char *s, int nt,
+                                         int fmt, int out) {
+    __m128i c[2];
+    __m256i f[4];
+    int k;
+    if (fmt == 0) {
+        __m128i v = sl__ld128(s), m = _mm_set1_epi8(15);
+        __m128i lo = _mm_and_si128(v, m), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
+        c[0] = _mm_unpacklo_epi8(lo, hi);
+        c[1] = _mm_unpackhi_epi8(lo, hi);
+    } else {
+        c[0] = sl__ld128(s);
+        c[1] = sl__ld128(s + 16);
+    }
+    for (k = 0; k < 4; k++) f[k] = sl__avx2_dec(k % 2 ? _mm_srli_si128(c[k / 2], 8) : c[k / 2], fmt);
+    for (k = 0; k < 4; k++) {
+        if (out == 2) sl__st256(d + 32 * k, f[k], nt);
+        else if (k % 2 == 0)
+            sl__st256(d + 16 * k, out ? sl__avx2_pack_hi(f[k], f[k + 1])
+                                      : sl__avx2_join(sl__avx2_f32_f16(f[k]),
+                                                      sl__avx2_f32_f16(f[k + 1])), nt);
+    }
+}
+SL__X_KERNELS(avx2, SL__T256, sl__avx2_x, 32, SL__GEN_BOTH, SL__ENV_MXCSR)
 
 /* ---- 4e. AVX-512 F + BW ---- */
 /* g++ 12 warns (-Wmaybe-uninitialized, -Wuninitialized) inside many AVX-512 intrinsics, whose
@@ -5006,6 +5141,63 @@ SL__GEN_BOTH(sl__k_bf16_f16_avx512, SL__T512, 2, 2, 32, sl__b_bf16_f16_avx512, S
 SL__GEN_BOTH(sl__k_f64_f32_avx512, SL__T512, 4, 8, 16, sl__b_f64_f32_avx512, SL__ENV_MXCSR)
 SL__GEN_BOTH(sl__k_f32_f64_avx512, SL__T512, 8, 4, 16, sl__b_f32_f64_avx512, SL__ENV_MXCSR)
 SL__COPY_NT(avx512, SL__T512, sl__b_copy_avx512)
+/* F4, E8M0, FNUZ (see SL__X_FORMATS): 64 elements a block */
+#  define SL__XDEC_AVX512(name, MB, BIAS, SB, NAN)                                             \
+    SL__INLINE SL__T512 __m512i sl__avx512_dec_##name(__m512i x) {                             \
+        __m512i m = _mm512_and_si512(x, SL__X16((1u << (SB)) - 1u)), r;                        \
+        __m512i nrm = _mm512_add_epi32(_mm512_slli_epi32(m, 23 - (MB)),                        \
+                                       SL__X16((127u - (BIAS)) << 23));                        \
+        __m512i sub = _mm512_sub_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(m)),             \
+                                       SL__X16(SL__XMAGIC(MB, BIAS)));                         \
+        r = _mm512_mask_mov_epi32(nrm, _mm512_cmplt_epu32_mask(m, SL__X16(1u << (MB))), sub);   \
+        r = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(m, m), r);                           \
+        r = _mm512_or_si512(r, _mm512_slli_epi32(_mm512_and_si512(x, SL__X16(1u << (SB))),     \
+                                                 31 - (SB)));                                  \
+        if (NAN)                                                                               \
+            r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(x, SL__X16(0x80)),            \
+                                      SL__X16(0x7FC00000));                                    \
+        return r;                                                                              \
+    }
+SL__X_FORMATS(SL__XDEC_AVX512)
+#  undef SL__XDEC_AVX512
+SL__INLINE SL__T512 __m512i sl__avx512_dec_e8m0(__m512i x) {
+    __m512i r = _mm512_mask_mov_epi32(_mm512_slli_epi32(x, 23),
+                                      _mm512_cmpeq_epi32_mask(x, _mm512_setzero_si512()),
+                                      SL__X16(0x00400000));
+    return _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(x, SL__X16(0xFF)),
+                                 SL__X16(0x7FC00000));
+}
+SL__FORCEINLINE SL__T512 __m512i sl__avx512_dec(__m128i c, int fmt) {   /* 16 codes */
+    __m512i x = _mm512_cvtepu8_epi32(c);
+    return fmt == 0 ? sl__avx512_dec_f4(x) : fmt == 1 ? sl__avx512_dec_e8m0(x)
+         : fmt == 2 ? sl__avx512_dec_e4m3fnuz(x) : sl__avx512_dec_e5m2fnuz(x);
+}
+SL__FORCEINLINE SL__T512 void sl__avx512_x(unsigned char *d, const unsigned char *s, int nt,
+                                           int fmt, int out) {
+    __m128i c[4];
+    __m512i f[4];
+    int k;
+    for (k = 0; k < 4; k++) {
+        if (fmt == 0) {
+            __m128i v = sl__ld128(s + 8 * (k & 2)), m = _mm_set1_epi8(15);
+            __m128i lo = _mm_and_si128(v, m), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
+            c[k] = k % 2 ? _mm_unpackhi_epi8(lo, hi) : _mm_unpacklo_epi8(lo, hi);
+        } else {
+            c[k] = sl__ld128(s + 16 * k);
+        }
+        f[k] = sl__avx512_dec(c[k], fmt);
+    }
+    for (k = 0; k < 4; k++) {
+        if (out == 2) sl__st512(d + 64 * k, f[k], nt);
+        else if (k % 2 == 0)
+            sl__st512(d + 32 * k,
+                      out ? sl__avx512_join(_mm512_cvtepi32_epi16(_mm512_srli_epi32(f[k], 16)),
+                                            _mm512_cvtepi32_epi16(_mm512_srli_epi32(f[k + 1], 16)))
+                          : sl__avx512_join(sl__avx512_f32_f16(f[k]), sl__avx512_f32_f16(f[k + 1])),
+                      nt);
+    }
+}
+SL__X_KERNELS(avx512, SL__T512, sl__avx512_x, 64, SL__GEN_BOTH, SL__ENV_MXCSR)
 
 /* ---- 4f. AVX-512 VBMI: FP8 to f16/bf16 by table. Each FP8 value is exact in f16 and bf16,
    so the result is a function of the byte alone: vpermi2b looks up the low and the high result
@@ -5247,6 +5439,57 @@ SL__INLINE void sl__b_f32_f64_neon(unsigned char *d, const unsigned char *s, int
     vst1q_u8(d + 16, vreinterpretq_u8_f64(vcvt_high_f64_f32(v)));
 }
 
+/* F4, E8M0, FNUZ (see SL__X_FORMATS): 16 elements a block */
+#  define SL__XDEC_NEON(name, MB, BIAS, SB, NAN)                                               \
+    SL__INLINE uint32x4_t sl__neon_dec_##name(uint32x4_t x) {                                  \
+        uint32x4_t m = vandq_u32(x, vdupq_n_u32((1u << (SB)) - 1u)), r;                        \
+        uint32x4_t nrm = vaddq_u32(vshlq_n_u32(m, 23 - (MB)), vdupq_n_u32((127u - (BIAS)) << 23)); \
+        uint32x4_t sub = vsubq_u32(vreinterpretq_u32_f32(vcvtq_f32_u32(m)),                    \
+                                   vdupq_n_u32(SL__XMAGIC(MB, BIAS)));                         \
+        r = vbslq_u32(vcltq_u32(m, vdupq_n_u32(1u << (MB))), sub, nrm);                        \
+        r = vandq_u32(vtstq_u32(m, m), r);                                                     \
+        r = vorrq_u32(r, vshlq_n_u32(vandq_u32(x, vdupq_n_u32(1u << (SB))), 31 - (SB)));       \
+        if (NAN) r = vbslq_u32(vceqq_u32(x, vdupq_n_u32(0x80)), vdupq_n_u32(0x7FC00000), r);   \
+        return r;                                                                              \
+    }
+SL__X_FORMATS(SL__XDEC_NEON)
+#  undef SL__XDEC_NEON
+SL__INLINE uint32x4_t sl__neon_dec_e8m0(uint32x4_t x) {
+    uint32x4_t r = vbslq_u32(vceqq_u32(x, vdupq_n_u32(0)), vdupq_n_u32(0x00400000),
+                             vshlq_n_u32(x, 23));
+    return vbslq_u32(vceqq_u32(x, vdupq_n_u32(0xFF)), vdupq_n_u32(0x7FC00000), r);
+}
+SL__INLINE uint32x4_t sl__neon_dec(uint16x4_t c, int fmt) {
+    uint32x4_t x = vmovl_u16(c);
+    return fmt == 0 ? sl__neon_dec_f4(x) : fmt == 1 ? sl__neon_dec_e8m0(x)
+         : fmt == 2 ? sl__neon_dec_e4m3fnuz(x) : sl__neon_dec_e5m2fnuz(x);
+}
+SL__INLINE void sl__neon_x(unsigned char *d, const unsigned char *s, int nt, int fmt, int out) {
+    uint8x16_t c;
+    uint32x4_t f[4];
+    int k;
+    (void)nt;
+    if (fmt == 0) {             /* 8 packed bytes -> 16 codes, the low nibble first */
+        uint8x8_t v = vld1_u8(s);
+        uint8x8x2_t z = vzip_u8(vand_u8(v, vdup_n_u8(15)), vshr_n_u8(v, 4));
+        c = vcombine_u8(z.val[0], z.val[1]);
+    } else {
+        c = vld1q_u8(s);
+    }
+    for (k = 0; k < 2; k++) {
+        uint16x8_t w = vmovl_u8(k ? vget_high_u8(c) : vget_low_u8(c));
+        f[2 * k] = sl__neon_dec(vget_low_u16(w), fmt);
+        f[2 * k + 1] = sl__neon_dec(vget_high_u16(w), fmt);
+    }
+    for (k = 0; k < 4; k++) {
+        if (out == 2) sl__nst32(d + 16 * k, f[k]);
+        else if (k % 2 == 0)
+            sl__nst16(d + 8 * k, out ? vcombine_u16(vshrn_n_u32(f[k], 16), vshrn_n_u32(f[k + 1], 16))
+                                     : sl__neon_f32x2_f16(f[k], f[k + 1]));
+    }
+}
+SL__X_KERNELS(neon, SL__TNEON, sl__neon_x, 16, SL__GEN_LOOP, SL__ENV_FPCR)
+
 SL__GEN_LOOP(sl__k_f32_f16_neon, SL__TNEON, 2, 4, 8, sl__b_f32_f16_neon, SL__ENV_FPCR)
 SL__GEN_LOOP(sl__k_f16_f32_neon, SL__TNEON, 4, 2, 8, sl__b_f16_f32_neon, SL__ENV_FPCR)
 SL__GEN_LOOP(sl__k_f32_bf16_neon, SL__TNEON, 2, 4, 8, sl__b_f32_bf16_neon, SL__ENV_NONE)
@@ -5358,21 +5601,21 @@ static const sl__cast_row name[SL__C_COUNT] = { \
 
 SL__TABLE(sl__tab_scalar, SL__COPY_PLAIN, SL__ROW, scalar, scalar, scalar, SL__ROW, scalar)
 #if defined(SL__HAVE_SSE2)
-SL__TABLE(sl__tab_sse2, SL__COPY_ROWS_NT(sse2), SL__ROWNT, sse2, sse2, sse2, SL__ROW, scalar)
+SL__TABLE(sl__tab_sse2, SL__COPY_ROWS_NT(sse2), SL__ROWNT, sse2, sse2, sse2, SL__ROWNT, sse2)
 #endif
 #if defined(SL__HAVE_AVX)
-SL__TABLE(sl__tab_avx2, SL__COPY_ROWS_NT(avx2), SL__ROWNT, avx2, avx2, avx2, SL__ROW, scalar)
-SL__TABLE(sl__tab_avx512, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, avx512, SL__ROW,
-          scalar)
+SL__TABLE(sl__tab_avx2, SL__COPY_ROWS_NT(avx2), SL__ROWNT, avx2, avx2, avx2, SL__ROWNT, avx2)
+SL__TABLE(sl__tab_avx512, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, avx512,
+          SL__ROWNT, avx512)
 SL__TABLE(sl__tab_avx512bf16, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16, avx512,
-          SL__ROW, scalar)
-SL__TABLE(sl__tab_avx512vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, vbmi, SL__ROW,
-          scalar)
+          SL__ROWNT, avx512)
+SL__TABLE(sl__tab_avx512vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, vbmi,
+          SL__ROWNT, avx512)
 SL__TABLE(sl__tab_avx512bf16vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16, vbmi,
-          SL__ROW, scalar)
+          SL__ROWNT, avx512)
 #endif
 #if defined(SL__HAVE_NEON)
-SL__TABLE(sl__tab_neon, SL__COPY_PLAIN, SL__ROW, neon, neon, neon, SL__ROW, scalar)
+SL__TABLE(sl__tab_neon, SL__COPY_PLAIN, SL__ROW, neon, neon, neon, SL__ROW, neon)
 #endif
 #undef SL__ROW
 #undef SL__ROWNT

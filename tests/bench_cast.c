@@ -36,6 +36,15 @@ static const dir_t DIRS[] = {
     { SAFELOAD_BF16, SAFELOAD_F8_E4M3, "e4m3->bf16", 0 }, { SAFELOAD_F32, SAFELOAD_F8_E5M2, "e5m2->f32", 0 },
     { SAFELOAD_F16, SAFELOAD_F8_E5M2, "e5m2->f16", 0 }, { SAFELOAD_BF16, SAFELOAD_F8_E5M2, "e5m2->bf16", 0 },
     { SAFELOAD_F32, SAFELOAD_F64, "f64->f32", 1 },      { SAFELOAD_F64, SAFELOAD_F32, "f32->f64", 0 },
+    { SAFELOAD_F32, SAFELOAD_F4, "f4->f32", 0 },        { SAFELOAD_F16, SAFELOAD_F4, "f4->f16", 0 },
+    { SAFELOAD_BF16, SAFELOAD_F4, "f4->bf16", 0 },      { SAFELOAD_F32, SAFELOAD_F8_E8M0, "e8m0->f32", 0 },
+    { SAFELOAD_F16, SAFELOAD_F8_E8M0, "e8m0->f16", 0 }, { SAFELOAD_BF16, SAFELOAD_F8_E8M0, "e8m0->bf16", 0 },
+    { SAFELOAD_F32, SAFELOAD_F8_E4M3FNUZ, "e4m3fnuz->f32", 0 },
+    { SAFELOAD_F16, SAFELOAD_F8_E4M3FNUZ, "e4m3fnuz->f16", 0 },
+    { SAFELOAD_BF16, SAFELOAD_F8_E4M3FNUZ, "e4m3fnuz->bf16", 0 },
+    { SAFELOAD_F32, SAFELOAD_F8_E5M2FNUZ, "e5m2fnuz->f32", 0 },
+    { SAFELOAD_F16, SAFELOAD_F8_E5M2FNUZ, "e5m2fnuz->f16", 0 },
+    { SAFELOAD_BF16, SAFELOAD_F8_E5M2FNUZ, "e5m2fnuz->bf16", 0 },
 };
 #define NDIRS (sizeof DIRS / sizeof DIRS[0])
 
@@ -115,11 +124,43 @@ static unsigned char f8_from(float f, int e5) {
     return (unsigned char)(sign | code);
 }
 
+/* Input for the F4, E8M0 and FNUZ directions, made from the FP8 weights (one buffer, refilled
+   when the source changes; F4 reads half the bytes: the output stays within 4x the input).
+   F4: E2M1 codes of the weights scaled so 6 sigma is 6 (MXFP4-like), two a byte; E8M0: scales
+   2^-8..2^7; FNUZ: the OCP code of twice the value (half the value in FNUZ), 0x80 made 0. */
+static void fill_src(unsigned char *x, size_t n, safeload_dtype st, const unsigned char *e4,
+                     const unsigned char *e5, const uint32_t *w, size_t nw, int rnd) {
+    size_t k;
+    for (k = 0; k < n; k++) {
+        unsigned char b;
+        if (rnd) b = (unsigned char)tu_rand64();
+        else if (st == SAFELOAD_F8_E8M0) b = (unsigned char)(119 + tu_rand64() % 16);
+        else if (st == SAFELOAD_F4) {
+            unsigned c[2], h;
+            for (h = 0; h < 2; h++) {
+                float f, a;
+                uint32_t bits = w[(2 * k + h) % nw];
+                memcpy(&f, &bits, 4);
+                a = (f < 0 ? -f : f) * 50.0f;
+                c[h] = (a < 0.25f ? 0u : a < 0.75f ? 1u : a < 1.25f ? 2u : a < 1.75f ? 3u
+                        : a < 2.5f ? 4u : a < 3.5f ? 5u : a < 5.0f ? 6u : 7u) | (f < 0 ? 8u : 0u);
+            }
+            b = (unsigned char)(c[0] | c[1] << 4);
+        } else {
+            b = st == SAFELOAD_F8_E4M3FNUZ ? e4[k] : e5[k];
+            if (b == 0x80) b = 0;
+        }
+        x[k] = b;
+    }
+}
+
 int main(int argc, char **argv) {
     size_t sizes[8];
     int nsizes = 0, ntmode = 2 /* auto */, reps_arg = 0, f8rand = 0, wnormal = 0, i, si, p;
     size_t maxin = 0, maxout = 0;
-    unsigned char *src, *src5, *dst, *mdst, *bufs[4];
+    unsigned char *src, *src5, *srcx, *dst, *mdst, *bufs[4];
+    safeload_dtype srcx_dtype = SAFELOAD_DTYPE_NONE;      /* what srcx holds now */
+    size_t srcx_n = 0;
     const char *env = getenv("SL_BENCH_SIZES"), *only = NULL;
     safeload_simd paths[SAFELOAD_SIMD_COUNT];
     int npaths = 0;
@@ -161,6 +202,7 @@ int main(int argc, char **argv) {
     /* one source buffer per input width, filled with the same weights; one destination */
     src = (unsigned char *)big_alloc(maxin);     /* E4M3 */
     src5 = (unsigned char *)big_alloc(maxin);    /* E5M2 */
+    srcx = (unsigned char *)big_alloc(maxin);    /* F4, E8M0 or FNUZ (fill_src) */
     dst = (unsigned char *)big_alloc(maxout);
     mdst = (unsigned char *)big_alloc(maxin);  /* memcpy's own: its dirty lines must not be
                                                    where the next cast stores (NT stores to a
@@ -169,7 +211,7 @@ int main(int argc, char **argv) {
     bufs[1] = (unsigned char *)big_alloc(maxin);    /* f16 */
     bufs[2] = (unsigned char *)big_alloc(maxin);    /* bf16 */
     bufs[3] = (unsigned char *)big_alloc(maxin);    /* f64 */
-    if (!src || !src5 || !dst || !mdst || !bufs[0] || !bufs[1] || !bufs[2] || !bufs[3]) {
+    if (!src || !src5 || !srcx || !dst || !mdst || !bufs[0] || !bufs[1] || !bufs[2] || !bufs[3]) {
         fprintf(stderr, "bench_cast: out of memory\n");
         return 1;
     }
@@ -218,10 +260,13 @@ int main(int argc, char **argv) {
         if (reps > 64) reps = 64;
         for (i = 0; i < (int)NDIRS; i++) {
             const dir_t *d = &DIRS[i];
-            size_t n = in_bytes / safeload_dtype_size(d->src);
+            int x = d->src == SAFELOAD_F4 || d->src == SAFELOAD_F8_E8M0 ||
+                    d->src == SAFELOAD_F8_E4M3FNUZ || d->src == SAFELOAD_F8_E5M2FNUZ;
+            size_t ib = d->src == SAFELOAD_F4 ? in_bytes / 2 : in_bytes;
+            size_t n = d->src == SAFELOAD_F4 ? in_bytes : in_bytes / safeload_dtype_size(d->src);
             const unsigned char *s = d->src == SAFELOAD_F32 ? bufs[0] : d->src == SAFELOAD_F16 ? bufs[1]
                                    : d->src == SAFELOAD_BF16 ? bufs[2] : d->src == SAFELOAD_F64 ? bufs[3]
-                                   : d->src == SAFELOAD_F8_E4M3 ? src : src5;
+                                   : d->src == SAFELOAD_F8_E4M3 ? src : x ? srcx : src5;
             safeload_convert_desc cd[4 * SAFELOAD_SIMD_COUNT];
             unsigned off[4 * SAFELOAD_SIMD_COUNT];     /* CPU features masked off */
             const char *sfx[4 * SAFELOAD_SIMD_COUNT];  /* row name after the path's */
@@ -233,6 +278,12 @@ int main(int argc, char **argv) {
             nrows = 0;
             res_n[i] = 0;
             if (only && !strstr(only, d->name)) continue;
+            if (x && (srcx_dtype != d->src || srcx_n != ib)) {
+                fill_src(srcx, ib, d->src, src, src5, (const uint32_t *)(void *)bufs[0], maxin / 4,
+                         f8rand);
+                srcx_dtype = d->src;
+                srcx_n = ib;
+            }
             for (p = 0; p < npaths; p++) {
                 int ntv;
                 for (ntv = nt_lo; ntv <= nt_hi; ntv++) {
@@ -274,7 +325,7 @@ int main(int argc, char **argv) {
                     }
                     t[k][r] = (now() - t0) / calls;
                     /* (in+out / t) / (2 in / tm) */
-                    q[k][r] = (double)(in_bytes + n * safeload_dtype_size(d->dst)) * tm / (2.0 * in_bytes * t[k][r]);
+                    q[k][r] = (double)(ib + n * safeload_dtype_size(d->dst)) * tm / (2.0 * in_bytes * t[k][r]);
                 }
             }
             res_n[i] = nrows;
@@ -300,18 +351,20 @@ int main(int argc, char **argv) {
                2.0 * in_bytes / mc_med / 1e9);
         for (i = 0; i < (int)NDIRS; i++) {
             const dir_t *d = &DIRS[i];
-            size_t dsz = safeload_dtype_size(d->dst), n = in_bytes / safeload_dtype_size(d->src);
+            size_t dsz = safeload_dtype_size(d->dst);
+            size_t ib = d->src == SAFELOAD_F4 ? in_bytes / 2 : in_bytes;
+            size_t n = d->src == SAFELOAD_F4 ? in_bytes : in_bytes / safeload_dtype_size(d->src);
             double t_scalar = 0;
             for (k = 0; k < res_n[i]; k++) {
                 const safeload_convert_desc *c = &res_cd[i][k];
-                double tm = res_t[i][k], ior = (double)(in_bytes + n * dsz) / tm / 1e9;
+                double tm = res_t[i][k], ior = (double)(ib + n * dsz) / tm / 1e9;
                 double ratio = res_r[i][k];
                 int scalar = c->simd == SAFELOAD_SIMD_SCALAR;
                 int used_nt = !scalar && c->simd != SAFELOAD_SIMD_NEON &&
                               (c->nt_stores > 0 || (c->nt_stores == 0 && n * dsz >= ((size_t)8 << 20)));
                 if (scalar) t_scalar = tm;
                 printf("| %s | %s%s | %s | %.2f | %.2f | %.2f | %s%s | %.1f |\n", d->name,
-                       safeload_simd_name(c->simd), res_sfx[i][k], used_nt ? "yes" : "no", in_bytes / tm / 1e9,
+                       safeload_simd_name(c->simd), res_sfx[i][k], used_nt ? "yes" : "no", ib / tm / 1e9,
                        ior, ratio, scalar ? "" : d->rounds ? ">=0.6" : ">=0.9",
                        scalar ? "-" : ratio >= (d->rounds ? 0.6 : 0.9) ? " ok" : " MISS",
                        t_scalar > 0 ? t_scalar / tm : 0.0);
