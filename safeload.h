@@ -377,7 +377,13 @@ SAFELOAD_API int safeload_default_threads(void);
 typedef struct safeload_model safeload_model;
 
 enum {
-    SAFELOAD_MODEL_STRICT = 1u << 0     /* a shard tensor the index does not list is an error */
+    SAFELOAD_MODEL_STRICT = 1u << 0,    /* a shard tensor the index does not list is an error */
+    /* Refuse (INVALID_INDEX) a shard that resolves outside the index's directory: a symbolic
+       link, or a linked folder on the way, pointing elsewhere. Linux 5.6+: openat2 with
+       RESOLVE_BENEATH; elsewhere (and where openat2 is refused) realpath; either way the file
+       opened is checked to be the one found beneath. Not on Windows (UNSUPPORTED). The
+       default follows links (the Hugging Face cache links snapshots into ../../blobs). */
+    SAFELOAD_MODEL_CONFINE = 1u << 1
 };
 
 typedef struct safeload_model_desc {
@@ -1500,6 +1506,81 @@ static int sl__os_kind(const char *path, const safeload_allocator *a) {
     return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 3;
 #endif
 }
+/* SAFELOAD_MODEL_CONFINE: is the file open as fd, opened by the path dir + name (dir is the
+   first dlen bytes of path, "" or ending in a separator), beneath dir once every link is
+   followed? 0 yes, 1 no (it resolves outside, or is not the file found beneath: changed
+   since), -1 it could not be told (an error); *how says which check answered. Linux: openat2
+   with RESOLVE_BENEATH from the directory (5.6+; refused by seccomp filters or older kernels
+   with ENOSYS or EPERM: then realpath); elsewhere realpath of both, the file's under the
+   directory's plus a separator. Either way the file found must be the one open (device and
+   inode), so a link swapped in between cannot pass. */
+#if !defined(SL__WINDOWS)
+/* the realpath check: path's real path under dir's plus a separator, and the file want */
+static int sl__os_beneath_realpath(const char *dir, const char *path, const struct stat *want,
+                                   const safeload_allocator *a) {
+    char *rd = (char *)sl__malloc(a, PATH_MAX + 1), *rp = (char *)sl__malloc(a, PATH_MAX + 1);
+    struct stat got;
+    size_t n;
+    int rc = -1;
+    if (rd && rp && realpath(dir, rd) && realpath(path, rp)) {
+        n = strlen(rd);
+        if (n && rd[n - 1] == '/') n--;                  /* the root */
+        if (strncmp(rp, rd, n) != 0 || rp[n] != '/') rc = 1;
+        else rc = stat(rp, &got) == 0 ? (got.st_dev != want->st_dev ||
+                                         got.st_ino != want->st_ino) : -1;
+    }
+    sl__free(a, rd);
+    sl__free(a, rp);
+    return rc;
+}
+
+static int sl__os_beneath(const char *path, size_t dlen, sl__os_file fd,
+                          const safeload_allocator *a, const char **how) {
+    struct stat want;
+    char *dir = (char *)sl__malloc(a, dlen + 2);
+    int rc = -1;
+    if (!dir) return -1;
+    if (dlen) memcpy(dir, path, dlen);
+    dir[dlen] = 0;
+    if (!dlen) dir[0] = '.', dir[1] = 0;                 /* a bare name: the working directory */
+    if (fstat(fd, &want) != 0) { sl__free(a, dir); return -1; }
+#  if defined(__linux__) && (defined(SYS_openat2) || defined(__x86_64__) || defined(__aarch64__))
+    {
+        struct { uint64_t flags, mode, resolve; } oh;    /* struct open_how */
+        struct stat got;
+        long f2;
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        memset(&oh, 0, sizeof oh);
+        oh.flags = O_PATH | O_CLOEXEC;
+        oh.resolve = 0x08;                               /* RESOLVE_BENEATH */
+#    if defined(SYS_openat2)
+        f2 = dfd < 0 ? -1 : syscall(SYS_openat2, dfd, path + dlen, &oh, sizeof oh);
+#    else
+        f2 = dfd < 0 ? -1 : syscall(437, dfd, path + dlen, &oh, sizeof oh);   /* its number */
+#    endif
+        if (f2 >= 0) {
+            *how = "openat2 RESOLVE_BENEATH";
+            rc = fstat((int)f2, &got) == 0 ? (got.st_dev != want.st_dev ||
+                                              got.st_ino != want.st_ino) : -1;
+            close((int)f2);
+        } else if (dfd >= 0 && errno == EXDEV) {        /* it leaves the directory */
+            *how = "openat2 RESOLVE_BENEATH";
+            rc = 1;
+        } else if (dfd >= 0 && errno != ENOSYS && errno != EPERM && errno != EINVAL) {
+            *how = "openat2 RESOLVE_BENEATH";
+            rc = errno == ENOENT || errno == ELOOP ? 1 : -1;
+        }
+        if (dfd >= 0) close(dfd);
+        if (rc != -1 || f2 >= 0) { sl__free(a, dir); return rc; }
+    }
+#  endif
+    rc = sl__os_beneath_realpath(dir, path, &want, a);
+    *how = "realpath";
+    sl__free(a, dir);
+    return rc;
+}
+#endif
+
 SL__INLINE int sl__os_is_dir(const char *path, const safeload_allocator *a) {
     return sl__os_kind(path, a) == 2;
 }
@@ -6232,7 +6313,7 @@ SL__DEF safeload_result safeload_model_from_files(safeload_model **out, safeload
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "an allocator needs both alloc and free");
     }
-    if (desc && (desc->flags & ~(uint32_t)SAFELOAD_MODEL_STRICT)) {
+    if (desc && (desc->flags & ~(uint32_t)(SAFELOAD_MODEL_STRICT | SAFELOAD_MODEL_CONFINE))) {
         sl__close_files_once(files, count);
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
                         "unknown flags 0x%lx", (unsigned long)desc->flags);
@@ -6287,6 +6368,8 @@ typedef struct sl__shard_job {
     sl__mutex mu;                       /* the first failure, and calls to a caller's allocator */
     const safeload_open_desc *open;
     safeload_open_desc locked;          /* desc->open with the caller's allocator behind mu */
+    size_t dir_len;                     /* SAFELOAD_MODEL_CONFINE: paths[i][0..dir_len) */
+    int confine;
 } sl__shard_job;
 
 /* A caller's allocator is never called from two threads at once (a bump allocator without a
@@ -6324,6 +6407,22 @@ static void sl__shard_worker(void *ctx, int worker) {
         if (i >= j->n || i > sl__atomic_load(&j->fail_at)) break;
         r = safeload_open(&j->files[i], j->paths[i],
                           j->open->allocator.alloc ? &j->locked : j->open, &e);
+#if !defined(SL__WINDOWS)
+        if (r == SAFELOAD_OK && j->confine) {
+            const char *how = "";
+            int out = sl__os_beneath(j->paths[i], j->dir_len, j->files[i]->src.fd,
+                                     &j->files[i]->alloc, &how);
+            if (out) {
+                safeload_close(j->files[i]);
+                j->files[i] = NULL;
+                r = sl__fail(&e, out > 0 ? SAFELOAD_INVALID_INDEX : SAFELOAD_IO_ERROR,
+                             j->paths[i], SAFELOAD_NO_OFFSET, NULL, 0, out > 0 ?
+                             "shard resolves outside the index's directory (a symbolic link; "
+                             "SAFELOAD_MODEL_CONFINE, checked by %s)" : "cannot tell whether "
+                             "the shard is inside the index's directory (%s failed)", how);
+            }
+        }
+#endif
         if (r == SAFELOAD_OK) continue;
         sl__mutex_lock(&j->mu);
         if (i < j->fail_at) {
@@ -6568,6 +6667,8 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     job.n = n_names;
     job.fail_at = n_names;
     job.open = &desc->open;
+    job.dir_len = dlen;
+    job.confine = (desc->flags & SAFELOAD_MODEL_CONFINE) != 0;
     m->n_shards = n_names;              /* the ones not opened stay NULL */
     if (sl__mutex_init(&job.mu) != 0) {
         r = sl__fail(err, SAFELOAD_THREAD_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
@@ -6733,9 +6834,14 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
     if (!sl__allocator_ok(&dd.open.allocator))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "an allocator needs both alloc and free");
-    if (dd.flags & ~(uint32_t)SAFELOAD_MODEL_STRICT)         /* a newer header's flag? */
+    if (dd.flags & ~(uint32_t)(SAFELOAD_MODEL_STRICT | SAFELOAD_MODEL_CONFINE))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                        "unknown flags 0x%lx", (unsigned long)dd.flags);
+                        "unknown flags 0x%lx", (unsigned long)dd.flags);   /* a newer header's */
+#if defined(SL__WINDOWS)
+    if (dd.flags & SAFELOAD_MODEL_CONFINE)
+        return sl__fail(err, SAFELOAD_UNSUPPORTED, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "SAFELOAD_MODEL_CONFINE is not supported on Windows");
+#endif
     m = sl__model_new(&dd);
     if (!m) return SL__OOM(err, path);
 

@@ -63,6 +63,7 @@ static const char usage_text[] =
         "  safeload --version | --help\n"
         "A PATH or OUT that starts with '-' goes after \"--\" (safeload verify -- -x).\n"
         "--opt=VALUE works as --opt VALUE; --expect - reads the names from standard input.\n"
+        "--confine (any command): refuse a shard that resolves outside the index's folder.\n"
         "safeload CMD --help describes one command.\n";
 
 /* safeload CMD --help: what the command prints, its options, exit codes and an example */
@@ -740,8 +741,15 @@ static void jw_summary(jw *w, const safeload_model *m) {
 }
 
 /* A file, an index or a directory: single files keep the exact single-file output. */
+/* --confine, given to any command before "--": SAFELOAD_MODEL_CONFINE on every model it
+   opens (set once by run(), before the command starts) */
+static uint32_t model_flags;
+
 static safeload_result open_model(const char *path, safeload_model **m, safeload_error *e) {
-    return safeload_model_open(m, path, NULL, e);
+    safeload_model_desc d;
+    memset(&d, 0, sizeof d);
+    d.flags = model_flags;
+    return safeload_model_open(m, path, &d, e);
 }
 
 /* error: PATH: ID: message [tensor NAME] [file FILE] (byte N), FILE when not PATH itself
@@ -1045,7 +1053,7 @@ static int cmd_load(int argc, char **argv) {
     bar.shown = 0;
     /* the rate is the load's alone: opening (the headers, the index) is timed apart */
     t0 = now_seconds();
-    r = safeload_model_open(&m, path, NULL, &e);
+    r = open_model(path, &m, &e);
     t1 = now_seconds();
     bar.t0 = t1;
     if (r == SAFELOAD_OK && slicing)
@@ -3121,6 +3129,7 @@ static int cmd_verify(int argc, char **argv) {
         else path = a;
     }
     if (!path) return usage_error("verify needs a PATH", NULL);
+    md.flags = model_flags;
     if (strict) md.flags |= SAFELOAD_MODEL_STRICT;
     r = safeload_model_open(&m, path, &md, &e);
     if (r != SAFELOAD_OK) {
@@ -3261,7 +3270,7 @@ static int cmd_keys(int argc, char **argv) {
     }
     if (!path) return usage_error("keys needs a PATH", NULL);
     if (!names) {                       /* the names, one a line, in the model's order */
-        safeload_result r = safeload_model_open(&m, path, NULL, &e);
+        safeload_result r = open_model(path, &m, &e);
         if (r != SAFELOAD_OK) return report_error(json, path, &e, NULL, 2);
         print_warnings(path, m);
         if (json) {
@@ -3353,7 +3362,7 @@ static int cmd_keys(int argc, char **argv) {
         }
         k++;
     }
-    if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK ||
+    if (open_model(path, &m, &e) != SAFELOAD_OK ||
         safeload_model_check_keys(m, (const char *const *)list, n, &rep, &e) != SAFELOAD_OK) {
         if (m) print_warnings(path, m);
         (void)report_error(json, path, &e, m, 2);
@@ -3422,6 +3431,12 @@ static int split_eq(int argc, char **argv, char **out) {
 static int run(int argc, char **argv) {
     int i;
     if (argc < 2) return usage_error("no command given", NULL);
+    for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)     /* --confine: taken out */
+        if (strcmp(argv[i], "--confine") == 0) {
+            model_flags |= SAFELOAD_MODEL_CONFINE;
+            memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
+            argc--, i--;
+        }
     for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)     /* safeload CMD --help */
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             size_t k;

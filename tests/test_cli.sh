@@ -1082,6 +1082,24 @@ jcheck "show --json no such tensor" "$out" '
 assert d["error"]["id"] == "NOT_FOUND" and d["error"]["message"] == "no tensor named nope", d'
 check "show --json no such tensor exit" 1 "$rc"
 
+# ---- --confine: a shard linked outside the index's folder is refused; links are followed
+# by default (the Hugging Face cache links snapshot files into ../../blobs)
+if [ -d "$T/h/sh" ]; then        # the sharded copy made above (where sha256sum is)
+mkdir -p "$T/hf/blobs" "$T/hf/snapshots/abc"
+cp "$T/h/sh/model-00001-of-00002.safetensors" "$T/hf/blobs/1"; cp "$T/h/sh/model-00002-of-00002.safetensors" "$T/hf/blobs/2"
+cp "$T/h/sh/model.safetensors.index.json" "$T/hf/snapshots/abc/"
+ln -s ../../blobs/1 "$T/hf/snapshots/abc/model-00001-of-00002.safetensors"
+ln -s ../../blobs/2 "$T/hf/snapshots/abc/model-00002-of-00002.safetensors"
+run $RUNNER "$CLI" verify "$T/hf/snapshots/abc"; check "links followed by default" "0 ok: $T/hf/snapshots/abc: 6 tensors, 9437423 bytes" "$rc $out"
+run $RUNNER "$CLI" verify --confine "$T/hf/snapshots/abc"
+check "verify --confine" "1 error: $T/hf/snapshots/abc: INVALID_INDEX: shard resolves outside the index's directory (a symbolic link; SAFELOAD_MODEL_CONFINE, checked by openat2 RESOLVE_BENEATH) [file $T/hf/snapshots/abc/model-00001-of-00002.safetensors]" "$rc $(printf '%s' "$out" | sed 's/checked by realpath/checked by openat2 RESOLVE_BENEATH/')"
+run $RUNNER "$CLI" hash --confine --json "$T/hf/snapshots/abc"
+jcheck "hash --confine --json" "$out" '
+assert d["error"]["id"] == "INVALID_INDEX" and d["error"]["file"] == "'"$T/hf/snapshots/abc/model-00001-of-00002.safetensors"'", d'
+run $RUNNER "$CLI" load --confine "$T/h/sh"; check "load --confine, no links" 0 "$rc"
+run $RUNNER "$CLI" inspect -- --confine; check "--confine after -- is a PATH" 2 "$rc"
+fi
+
 if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
     # a load error names the tensor in full (past 255 bytes, control bytes escaped), as
     # warnings do, for each I/O mode

@@ -9,6 +9,8 @@
 #if !defined(_WIN32)
 #include <unistd.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #endif
 
 #define NOOFF   UINT64_MAX          /* do not check err.offset */
@@ -1986,6 +1988,114 @@ static void test_os_words(void) {
     CHECK_STR(sl__why64(INT64_MAX), "error");
 }
 
+/* SAFELOAD_MODEL_CONFINE with real symbolic links: a shard linked outside the index's folder,
+   or reached through a linked folder, is refused; a link that stays inside (the Hugging Face
+   cache's shape, one level down) is fine; without the flag links are followed. Both checks
+   (openat2 where the kernel has it, and realpath) answer the same. */
+static void test_confine(void) {
+#if !defined(_WIN32)
+    char root[256], p[512], q[512];
+    const char *hdr = "{" ENT_A "}";
+    size_t n;
+    unsigned char *img = mkimg(hdr, strlen(hdr), NULL, 4, &n);
+    static const char *const shards[] = {"a.safetensors", "out.safetensors", "abs.safetensors",
+                                         "sub/c.safetensors", "in.safetensors"};
+    static const int outside[] = {0, 1, 1, 1, 0};
+    int i;
+    snprintf(root, sizeof root, "/tmp/safeload_confine_%d", (int)getpid());
+    snprintf(p, sizeof p, "rm -rf %s", root);
+    if (system(p) != 0) {}
+    snprintf(p, sizeof p, "%s", root); CHECK(mkdir(p, 0755) == 0);
+    snprintf(p, sizeof p, "%s/m", root); CHECK(mkdir(p, 0755) == 0);
+    snprintf(p, sizeof p, "%s/m/blobs", root); CHECK(mkdir(p, 0755) == 0);
+    snprintf(p, sizeof p, "%s/outside", root); CHECK(mkdir(p, 0755) == 0);
+    snprintf(p, sizeof p, "%s/m/a.safetensors", root); CHECK(write_file(p, img, n) == 0);
+    snprintf(p, sizeof p, "%s/outside/b.safetensors", root); CHECK(write_file(p, img, n) == 0);
+    snprintf(p, sizeof p, "%s/outside/c.safetensors", root); CHECK(write_file(p, img, n) == 0);
+    snprintf(p, sizeof p, "%s/m/blobs/x", root); CHECK(write_file(p, img, n) == 0);
+    snprintf(p, sizeof p, "%s/m/out.safetensors", root);
+    CHECK(symlink("../outside/b.safetensors", p) == 0);
+    snprintf(p, sizeof p, "%s/m/abs.safetensors", root);
+    snprintf(q, sizeof q, "%s/outside/b.safetensors", root);
+    CHECK(symlink(q, p) == 0);
+    snprintf(p, sizeof p, "%s/m/sub", root);
+    CHECK(symlink("../outside", p) == 0);
+    snprintf(p, sizeof p, "%s/m/in.safetensors", root);
+    CHECK(symlink("blobs/x", p) == 0);
+    for (i = 0; i < 5; i++) {
+        safeload_model *m = NULL;
+        safeload_model_desc d;
+        safeload_error e;
+        safeload_result r;
+        char idx[256], path[512], dir[512];
+        struct stat st;
+        const char *how = "";
+        int fl;
+        snprintf(idx, sizeof idx, "{\"weight_map\":{\"t\":\"%s\"}}", shards[i]);
+        snprintf(p, sizeof p, "%s/m/model.safetensors.index.json", root);
+        CHECK(write_file(p, idx, strlen(idx)) == 0);
+        for (fl = 0; fl < 2; fl++) {
+            memset(&d, 0, sizeof d);
+            d.flags = fl ? SAFELOAD_MODEL_CONFINE : 0;
+            snprintf(q, sizeof q, "%s/m", root);
+            r = safeload_model_open(&m, q, &d, &e);
+            /* the index names "t", the shard holds "a": a warning and a missing tensor */
+            if (fl && outside[i]) {
+                CHECK_MSG(r == SAFELOAD_INVALID_INDEX && m == NULL, "%s: %s %s", shards[i],
+                          safeload_result_id(r), e.message);
+                snprintf(path, sizeof path, "%s/m/%s", root, shards[i]);
+                CHECK_MSG(strcmp(e.file, path) == 0 && strstr(e.message, "outside the index's "
+                          "directory"), "%s: %s [%s]", shards[i], e.message, e.file);
+            } else {
+                CHECK_MSG(r == SAFELOAD_INDEX_MISSING_TENSOR, "%s (flag %d): %s %s", shards[i],
+                          fl, safeload_result_id(r), e.message);
+            }
+            safeload_model_close(m);
+        }
+        /* the realpath check alone (the fallback) agrees */
+        snprintf(path, sizeof path, "%s/m/%s", root, shards[i]);
+        snprintf(dir, sizeof dir, "%s/m/", root);
+        CHECK(stat(path, &st) == 0);
+        CHECK_MSG(sl__os_beneath_realpath(dir, path, &st, NULL) == outside[i], "realpath %s",
+                  shards[i]);
+        {
+            int fd = open(path, O_RDONLY);
+            CHECK(fd >= 0);
+            CHECK_MSG(sl__os_beneath(path, strlen(dir), fd, NULL, &how) == outside[i],
+                      "beneath %s (%s)", shards[i], how);
+            close(fd);
+        }
+    }
+    {   /* the file checked must be the one open: another file at that name is refused */
+        struct stat st;
+        char dir[512];
+        int fd;
+        snprintf(p, sizeof p, "%s/m/a.safetensors", root);
+        snprintf(dir, sizeof dir, "%s/m/", root);
+        snprintf(q, sizeof q, "%s/m/blobs/x", root);
+        fd = open(q, O_RDONLY);
+        CHECK(fd >= 0 && fstat(fd, &st) == 0);
+        {
+            const char *how = "";
+            CHECK(sl__os_beneath(p, strlen(dir), fd, NULL, &how) == 1);
+        }
+        CHECK(sl__os_beneath_realpath(dir, p, &st, NULL) == 1);
+        close(fd);
+    }
+    {   /* an unknown flag is still refused */
+        safeload_model *m = NULL;
+        safeload_model_desc d;
+        safeload_error e;
+        memset(&d, 0, sizeof d);
+        d.flags = 1u << 7;
+        CHECK(safeload_model_open(&m, root, &d, &e) == SAFELOAD_INVALID_ARGUMENT);
+    }
+    snprintf(p, sizeof p, "rm -rf %s", root);
+    if (system(p) != 0) {}
+    free(img);
+#endif
+}
+
 static void test_reader_misbehaving(void) {
     const char *h = "{" T("w","F32","[5]",0,20) "}";
     size_t n;
@@ -2257,6 +2367,7 @@ int main(void) {
     test_allocator();
     test_reader_misbehaving();
     test_os_words();
+    test_confine();
     test_many();
     test_reference_files();
     unlink(g_tmp_path);
