@@ -7070,6 +7070,7 @@ typedef struct sl__load {
     safeload_device_hooks hooks;        /* resolved device hooks */
     int begun;                          /* begin() succeeded: end() is owed */
     sl__cast_fn ntcopy;                 /* non-temporal copy for big loads, or NULL */
+    struct sl__share *share;            /* a shared load's bookkeeping, or NULL */
     const uint64_t *part_cum;           /* shared loads: per request, where its bytes start in
                                            the load's (file order); NULL: not shared */
     uint64_t part_lo, part_hi;          /* this rank's part of those bytes */
@@ -8169,6 +8170,10 @@ static safeload_result sl__load_resolve(sl__load *L, sl__resolve_fn resolve, con
     return SAFELOAD_OK;
 }
 
+/* shared loads (below): this rank's part of the requests */
+typedef struct sl__share sl__share;
+static void sl__share_plan(sl__load *L, const uint32_t *order, sl__share *sh);
+
 /* Requests in file order (the I/O handles look at them file by file, the tasks follow
    them), then the I/O mode's handles: mappings, or O_DIRECT handles (falling back to
    buffered reads where the file system refuses them, or the path now names another file;
@@ -8180,6 +8185,7 @@ static safeload_result sl__load_open_io(sl__load *L, safeload_error *err) {
     int any = 0;
     for (i = 0; i < n; i++) L->order[i] = (uint32_t)i;
     sl__sort_reqs(L->reqs, L->order, L->order_tmp, n);
+    if (L->share) sl__share_plan(L, L->order, L->share);
     if (L->io == SAFELOAD_IO_MMAP)
         return sl__load_map(L) != SAFELOAD_OK ? SL__OOM(err, L->where) : SAFELOAD_OK;
     if (L->io != SAFELOAD_IO_DIRECT && L->io != SAFELOAD_IO_AUTO) return SAFELOAD_OK;
@@ -8398,15 +8404,17 @@ static safeload_result sl__load_release(sl__load *L, safeload_result r,
 }
 
 /* where: the model's or the file's path, named by errors that are not one shard's. */
+/* sh: a shared load's bookkeeping (this rank reads its part only), or NULL */
 static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, const char *where,
                                     sl__resolve_fn resolve, const void *rctx, int trust_ptr,
                                     safeload_request *reqs, size_t n,
                                     const safeload_load_desc *desc, safeload_arena **arena_out,
-                                    safeload_error *err) {
+                                    sl__share *sh, safeload_error *err) {
     sl__load L;
     safeload_result r;
     memset(&L, 0, sizeof L);
     L.where = where;
+    L.share = sh;
     L.shards = shards;
     L.n_shards = n_shards;
     L.user = reqs;
@@ -8422,6 +8430,241 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     return sl__load_release(&L, r, arena_out);
 }
 
+/* ---- 5e. shared loads: ranks that split the reads and share the bytes ----
+   The requests' source bytes, in file order, are cut into world parts of about equal size
+   (at element boundaries); rank r reads part r into its own destinations, like a load of just
+   that part. Then, in the same order on every rank: one max (did any rank fail?), the
+   broadcasts (each part from the rank that read it, cast already; consecutive arena tensors
+   from one root go as one call), and a second max (did any broadcast fail?). Every rank calls
+   the same collectives whatever failed, so no rank waits for one that gave up. */
+
+struct sl__share {
+    const safeload_share *s;
+    uint64_t *cum;                      /* per request: where its bytes start (file order) */
+    uint64_t *cuts;                     /* world + 1: part k is [cuts[k], cuts[k+1]) */
+    uint32_t *order;                    /* the requests in file order */
+    unsigned *su, *du;                  /* per request: source and destination unit bytes */
+    uint64_t *len;                      /* per request: source bytes */
+    int planned;                        /* the engine filled the above */
+};
+
+/* In sl__load_run, after the requests are resolved and sorted: the parts, this rank's
+   restriction, and the arena laid out in file order, so a rank's part is one stretch of it. */
+static void sl__share_plan(sl__load *L, const uint32_t *order, sl__share *sh) {
+    uint64_t *host_total = &L->host_total, *dev_total = &L->dev_total;
+    const safeload_share *s = sh->s;
+    uint64_t c = 0, total;
+    size_t i, j = 0, n = L->n_reqs;
+    int k, w = s->world;
+    for (i = 0; i < n; i++) {
+        const sl__rp *p = &L->reqs[order[i]];
+        sh->order[i] = order[i];
+        sh->cum[order[i]] = c;
+        sh->len[order[i]] = p->src_len;
+        sh->su[order[i]] = p->ssize;
+        sh->du[order[i]] = p->dsize;
+        c += p->src_len;
+    }
+    total = c;
+    sh->cuts[0] = 0;
+    sh->cuts[w] = total;
+    for (k = 1; k < w; k++) {
+        uint64_t at = total / (uint64_t)w * (uint64_t)k + total % (uint64_t)w * (uint64_t)k / (uint64_t)w;
+        while (j < n && sh->cum[order[j]] + sh->len[order[j]] <= at) j++;
+        if (j < n) {                    /* inside request order[j]: on a unit boundary */
+            uint64_t c0 = sh->cum[order[j]], u = sh->su[order[j]];
+            at = c0 + (at - c0) / u * u;
+        }
+        sh->cuts[k] = SL__MAX(at, sh->cuts[k - 1]);
+    }
+    L->part_cum = sh->cum;
+    L->part_lo = sh->cuts[s->rank];
+    L->part_hi = sh->cuts[s->rank + 1];
+    L->total_bytes = L->part_hi - L->part_lo;
+    *host_total = *dev_total = 0;
+    for (i = 0; i < n; i++) {
+        sl__rp *p = &L->reqs[order[i]];
+        uint64_t al = p->device ? SL__MAX(256, (uint64_t)L->upload_align) : SL__ALIGN;
+        uint64_t *tot = p->device ? dev_total : host_total;
+        if (!p->alloc) continue;
+        *tot = (*tot + al - 1) / al * al;
+        p->dst = (unsigned char *)(uintptr_t)*tot;
+        *tot += p->dst_len;
+    }
+    sh->planned = 1;
+}
+
+/* One broadcast of a stretch, in pieces of at most 1 GiB (MPI counts are ints). */
+static int sl__share_bcast(const safeload_share *s, unsigned char *p, uint64_t n, int root,
+                           int device) {
+    int bad = 0;
+    while (n) {
+        size_t k = (size_t)SL__MIN(n, (uint64_t)SL__GIB);
+        bad |= s->broadcast(s->user, p, k, root, device) != 0;
+        p += k;
+        n -= k;
+    }
+    return bad;
+}
+
+/* Every part to every rank: 1 when a broadcast failed here (the rest are still called). */
+static int sl__share_spread(const sl__share *sh, const safeload_request *reqs, size_t n) {
+    const safeload_share *s = sh->s;
+    unsigned char *pp = NULL;           /* the stretch waiting to go */
+    uint64_t pn = 0;
+    int proot = -1, pdev = 0, parena = 0, bad = 0, k = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint32_t ri = sh->order[i];
+        uint64_t c = sh->cum[ri], len = sh->len[ri];
+        unsigned char *data = (unsigned char *)reqs[ri].data;
+        int arena = reqs[ri].dst == NULL, dev = reqs[ri].device;
+        if (!len) continue;
+        while (sh->cuts[k + 1] <= c) k++;
+        for (; k < s->world && sh->cuts[k] < c + len; k++) {
+            uint64_t a = SL__MAX(sh->cuts[k], c) - c, b = SL__MIN(sh->cuts[k + 1], c + len) - c;
+            unsigned char *p = data + a / sh->su[ri] * sh->du[ri];
+            uint64_t m = (b - a) / sh->su[ri] * sh->du[ri];
+            if (a >= b) continue;
+            /* the next tensor of one arena from the same root: one call (the bytes between
+               are padding; offsets in an arena are the same on every rank, so is this) */
+            if (pp && proot == k && pdev == dev && parena && arena && p >= pp + pn &&
+                (uint64_t)(p - (pp + pn)) < 4096) {
+                pn = (uint64_t)(p - pp) + m;
+            } else {
+                if (pp) bad |= sl__share_bcast(s, pp, pn, proot, pdev);
+                pp = p; pn = m; proot = k; pdev = dev; parena = arena;
+            }
+            if (sh->cuts[k + 1] >= c + len) break;      /* the next tensor may be k's too */
+        }
+    }
+    if (pp) bad |= sl__share_bcast(s, pp, pn, proot, pdev);
+    return bad;
+}
+
+/* max over the ranks of "failed here": 0, or (world - failing rank) << 32 | its result, so
+   the lowest failing rank wins; -1 when the hook itself failed */
+static int sl__share_agree(const safeload_share *s, safeload_result r, uint64_t *v) {
+    *v = r == SAFELOAD_OK ? 0 : (uint64_t)(s->world - s->rank) << 32 | (uint32_t)r;
+    return s->max(s->user, v) != 0 ? -1 : 0;
+}
+
+/* "rank R of W: " before an error's message (its end cut where it no longer fits) */
+static void sl__share_name_rank(const safeload_share *s, safeload_error *err) {
+    char pre[48];
+    size_t k, m, cap = sizeof err->message - 1;
+    if (!err) return;
+    snprintf(pre, sizeof pre, "rank %d of %d: ", s->rank, s->world);
+    k = strlen(pre);
+    m = SL__MIN(strlen(err->message), cap - k);
+    memmove(err->message + k, err->message, m);
+    memcpy(err->message, pre, k);
+    err->message[k + m] = 0;
+}
+
+/* After this rank's part: agree, share, agree. On failure nothing is loaded on any rank. */
+static safeload_result sl__share_finish(const sl__share *sh, safeload_result r, const char *where,
+                                        safeload_request *reqs, size_t n,
+                                        safeload_arena **arena, safeload_error *err) {
+    const safeload_share *s = sh->s;
+    uint64_t v = 0;
+    size_t i;
+    int w = s->world;
+    if (sl__share_agree(s, r, &v) != 0) {
+        if (r == SAFELOAD_OK)
+            r = sl__fail(err, SAFELOAD_HOOK_FAILED, where, SAFELOAD_NO_OFFSET, "max", 3,
+                         "rank %d of %d: the share max hook failed", s->rank, w);
+    } else if (v) {
+        int fr = w - (int)(v >> 32);
+        safeload_result code = (safeload_result)(v & 0xFFFFFFFFu);
+        if ((unsigned)code >= (unsigned)SAFELOAD_RESULT_COUNT || code == SAFELOAD_OK)
+            code = SAFELOAD_HOOK_FAILED;            /* not from this library: say so */
+        if (r != SAFELOAD_OK) {
+            sl__share_name_rank(s, err);     /* this rank's own error, naming the rank */
+        } else {
+            r = sl__fail(err, code, where, SAFELOAD_NO_OFFSET, NULL, 0,
+                         "rank %d of %d failed the shared load (%s); this rank (%d) was fine",
+                         fr, w, safeload_result_id(code), s->rank);
+        }
+    } else {
+        int bad = sl__share_spread(sh, reqs, n);
+        if (sl__share_agree(s, bad ? SAFELOAD_HOOK_FAILED : SAFELOAD_OK, &v) != 0)
+            r = sl__fail(err, SAFELOAD_HOOK_FAILED, where, SAFELOAD_NO_OFFSET, "max", 3,
+                         "rank %d of %d: the share max hook failed", s->rank, w);
+        else if (v)
+            r = sl__fail(err, SAFELOAD_HOOK_FAILED, where, SAFELOAD_NO_OFFSET, "broadcast", 9,
+                         "the share broadcast hook failed on rank %d of %d",
+                         w - (int)(v >> 32), w);
+    }
+    if (r != SAFELOAD_OK) {
+        if (arena) { safeload_arena_free(*arena); *arena = NULL; }
+        for (i = 0; i < n && reqs; i++) { reqs[i].data = NULL; reqs[i].nbytes = 0; }
+    }
+    return r;
+}
+
+static int sl__share_on(const safeload_load_desc *d) {
+    return d && d->share.world > 1;
+}
+
+/* A shared load refused before it started still takes part in the agreement, so the other
+   ranks learn of it instead of waiting (where the share itself is usable). */
+static safeload_result sl__share_early(const safeload_load_desc *d, safeload_result r,
+                                       safeload_error *err) {
+    const safeload_share *s = d ? &d->share : NULL;
+    uint64_t v;
+    if (sl__share_on(d) && s->rank >= 0 && s->rank < s->world && s->max && s->broadcast &&
+        sl__share_agree(s, r, &v) == 0)
+        sl__share_name_rank(s, err);
+    return r;
+}
+
+static safeload_result sl__load_any(safeload_file **shards, size_t n_shards, const char *where,
+                                    sl__resolve_fn resolve, const void *rctx, int trust_ptr,
+                                    safeload_request *reqs, size_t n,
+                                    const safeload_load_desc *d, safeload_arena **arena,
+                                    safeload_error *err) {
+    const safeload_share *s;
+    sl__share sh;
+    safeload_result r;
+    const safeload_allocator *a;
+    size_t m = n + 1;
+    if (!sl__share_on(d))
+        return sl__load_run(shards, n_shards, where, resolve, rctx, trust_ptr, reqs, n, d, arena,
+                            NULL, err);
+    s = &d->share;
+    if (s->rank < 0 || s->rank >= s->world || !s->broadcast || !s->max)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, where, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "share: rank %d of %d, broadcast %s, max %s: a rank in [0, world) and "
+                        "both hooks are needed", s->rank, s->world, s->broadcast ? "set" : "NULL",
+                        s->max ? "set" : "NULL");
+    memset(&sh, 0, sizeof sh);
+    sh.s = s;
+    a = sl__allocator_ok(&d->allocator) ? &d->allocator : NULL;
+    if (!a) {
+        r = sl__fail(err, SAFELOAD_INVALID_ARGUMENT, where, SAFELOAD_NO_OFFSET, NULL, 0,
+                     "an allocator needs both alloc and free");
+    } else {
+        sh.cum = (uint64_t *)sl__malloc_n(a, m, sizeof(uint64_t));
+        sh.len = (uint64_t *)sl__malloc_n(a, m, sizeof(uint64_t));
+        sh.cuts = (uint64_t *)sl__malloc_n(a, (size_t)s->world + 1, sizeof(uint64_t));
+        sh.order = (uint32_t *)sl__malloc_n(a, m, sizeof(uint32_t));
+        sh.su = (unsigned *)sl__malloc_n(a, m, sizeof(unsigned));
+        sh.du = (unsigned *)sl__malloc_n(a, m, sizeof(unsigned));
+        if (!sh.cum || !sh.len || !sh.cuts || !sh.order || !sh.su || !sh.du)
+            r = SL__OOM(err, where);
+        else
+            r = sl__load_run(shards, n_shards, where, resolve, rctx, trust_ptr, reqs, n, d,
+                             arena, &sh, err);
+    }
+    r = sl__share_finish(&sh, r, where, reqs, n, arena, err);
+    if (a) {
+        sl__free(a, sh.cum); sl__free(a, sh.len); sl__free(a, sh.cuts);
+        sl__free(a, sh.order); sl__free(a, sh.su); sl__free(a, sh.du);
+    }
+    return r;
+}
+
 /* A load's figures start from zero, so a load that fails early never shows an earlier one's. */
 static void sl__stats_clear(const safeload_load_desc *desc) {
     if (desc && desc->stats) memset(desc->stats, 0, sizeof *desc->stats);
@@ -8433,9 +8676,10 @@ SL__DEF safeload_result safeload_load(safeload_model *m, safeload_request *reqs,
     sl__clear_error(err);
     sl__stats_clear(desc);
     if (arena) *arena = NULL;
-    if (!m) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                            "model is NULL");
-    return sl__load_run(m->shards, m->n_shards, sl__model_where(m), sl__resolve_model, m,
+    if (!m) return sl__share_early(desc, sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "",
+                                                  SAFELOAD_NO_OFFSET, NULL, 0, "model is NULL"),
+                                   err);
+    return sl__load_any(m->shards, m->n_shards, sl__model_where(m), sl__resolve_model, m,
                         !m->has_unlisted, reqs, n, desc, arena, err);
 }
 
@@ -8445,9 +8689,10 @@ SL__DEF safeload_result safeload_load_file(safeload_file *f, safeload_request *r
     sl__clear_error(err);
     sl__stats_clear(desc);
     if (arena) *arena = NULL;
-    if (!f) return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                            "file is NULL");
-    return sl__load_run(&f, 1, f->path, sl__resolve_file, f, 1, reqs, n, desc, arena, err);
+    if (!f) return sl__share_early(desc, sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "",
+                                                  SAFELOAD_NO_OFFSET, NULL, 0, "file is NULL"),
+                                   err);
+    return sl__load_any(&f, 1, f->path, sl__resolve_file, f, 1, reqs, n, desc, arena, err);
 }
 
 SL__DEF void safeload_loaded_free(safeload_loaded *l) {
