@@ -393,7 +393,7 @@ static void test_share_failures(void) {
         /* reads failing on rank fr (every 3rd read of its, to its last) */
         for (k = 0;; k += 3) {
             int ok = 1;
-            ts_run(&w, jobs, world, 1, 2);
+            ts_run(&w, jobs, world, 1, 1);  /* one thread: every read is the rank's own */
             ts_fail_rank = fr;
             ts_fail_at = k;
             ts_reads = 0;
