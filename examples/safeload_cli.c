@@ -2394,10 +2394,10 @@ static int cmd_show(int argc, char **argv) {
         sl__fail(&e, SAFELOAD_NOT_FOUND, path, SAFELOAD_NO_OFFSET, NULL, 0,
                  "no tensor named %s", name);
         if (json) (void)report_error(json, path, &e, m, 1);
-        else {
+        else {                          /* the name in full, escaped, not as the error keeps it */
             fprintf(stderr, "error: ");
             put_str(stderr, path);
-            fprintf(stderr, ": no tensor named ");
+            fprintf(stderr, ": NOT_FOUND: no tensor named ");
             put_str(stderr, name);
             fputc('\n', stderr);
         }
@@ -3294,7 +3294,7 @@ static int cmd_keys(int argc, char **argv) {
         int why = errno;                        /* before the prints below can change it */
         fprintf(stderr, "error: ");
         put_str(stderr, names);
-        fprintf(stderr, ": cannot open: %s (error %d)\n", why == ENOENT ? "no such file" :
+        fprintf(stderr, ": IO_ERROR: cannot open: %s (error %d)\n", why == ENOENT ? "no such file" :
                 why == EACCES || why == EPERM ? "permission denied" : "failed", why);
         return 2;
     }
@@ -3312,7 +3312,7 @@ static int cmd_keys(int argc, char **argv) {
                     free(buf);
                     fprintf(stderr, "error: ");
                     put_str(stderr, names);
-                    fprintf(stderr, ": out of memory after %llu bytes of names\n",
+                    fprintf(stderr, ": OUT_OF_MEMORY: out of memory after %llu bytes of names\n",
                             (unsigned long long)len);
                     return 2;
                 }
@@ -3326,7 +3326,7 @@ static int cmd_keys(int argc, char **argv) {
             free(buf);
             fprintf(stderr, "error: ");
             put_str(stderr, names);
-            fprintf(stderr, ": cannot read the names\n");
+            fprintf(stderr, ": IO_ERROR: cannot read the names\n");
             return 2;
         }
     }

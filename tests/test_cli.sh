@@ -257,9 +257,9 @@ mkdir "$P/one"; cp "$T/one/m.safetensors" "$T/one/model.safetensors.index.json" 
 run $RUNNER "$CLI" inspect "$P/one"; check "inspect sharded escaped path" "$E/one: 1 shard, 1 tensor" "$(printf '%s\n' "$out" | head -n 1)"
 case "$(err)" in "warning: $E/one/m.safetensors: INDEX_UNLISTED_TENSOR: "*) ;; *) echo "FAIL: warning escaped path: $(err)"; fail=1;; esac
 all="$out$(err)"
-run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P/nope"; check "keys cannot open escaped" "error: $E/nope: cannot open: no such file (error 2)" "$(err)"
+run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P/nope"; check "keys cannot open escaped" "error: $E/nope: IO_ERROR: cannot open: no such file (error 2)" "$(err)"
 all="$all$(err)"
-run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P"; check "keys cannot read escaped" "error: $E: cannot read the names" "$(err)"
+run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$P"; check "keys cannot read escaped" "error: $E: IO_ERROR: cannot read the names" "$(err)"
 all="$all$(err)"
 run $RUNNER "$CLI" verify "$P/sm.safetensors"; check "verify missing escaped exit" 2 "$rc"
 case "$out" in "error: $E/sm.safetensors: IO_ERROR: "*) ;; *) echo "FAIL: verify missing escaped: $out"; fail=1;; esac
@@ -408,7 +408,7 @@ printf '\357\273\277lm_head.scale\r\nmodel.norm.weight\r\nmodel.embed_tokens.wei
 run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$T/bom.txt"
 check "keys BOM" "0 6 expected, 6 in the checkpoint: 0 missing, 0 unexpected" "$rc $out"
 run $RUNNER "$CLI" keys "$T/s.safetensors" --expect "$T/no such names"
-check "keys cannot open" "2 error: $T/no such names: cannot open: no such file (error 2)" "$rc $(err)"
+check "keys cannot open" "2 error: $T/no such names: IO_ERROR: cannot open: no such file (error 2)" "$rc $(err)"
 
 # --opt=VALUE for the options that take a value (not after "--", not for flags); --expect -
 # reads the names from standard input
@@ -821,7 +821,7 @@ PY
     check "show: every sample value" "3617 values, 0 wrong" "$vals"
 fi
 run $RUNNER "$CLI" show "$T/s.safetensors" no.such.tensor
-check "show: no such tensor" "1 error: $T/s.safetensors: no tensor named no.such.tensor" "$rc $(err)"
+check "show: no such tensor" "1 error: $T/s.safetensors: NOT_FOUND: no tensor named no.such.tensor" "$rc $(err)"
 run $RUNNER "$CLI" show "$T/trail.safetensors" x
 case "$rc $(err)" in "1 error: $T/trail.safetensors: INCOMPLETE_BUFFER: "*) ;; *) echo "FAIL: show invalid: $rc $(err)"; fail=1;; esac
 for a in "show|error: show needs a PATH and a tensor NAME" "show a|error: show needs a tensor NAME" \
