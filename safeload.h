@@ -192,6 +192,15 @@ typedef struct safeload_error {
 SAFELOAD_API const char *safeload_result_id(safeload_result r);      /* "INVALID_JSON" */
 SAFELOAD_API const char *safeload_result_message(safeload_result r); /* the table's text */
 
+/* Bytes of rank dimensions `shape` of dtype (rank 0: a scalar, one element): ceil(elements x
+   bits / 8), so F4 and F6 work too (an odd F4 count ends in half a byte, rounded up). A slice
+   of rows [b, e): the shape with shape[0] = e - b; a cast's output: the destination dtype; a
+   bare element count n: rank 1, shape &n. A dimension 0 gives 0 (whatever else overflows).
+   OVERFLOW when the bytes do not fit 64 bits; INVALID_ARGUMENT for a dtype outside the enum
+   or NONE, out NULL, or shape NULL with rank > 0. *out is 0 after a failure. */
+SAFELOAD_API safeload_result safeload_nbytes(safeload_dtype dtype, const uint64_t *shape,
+                                             uint32_t rank, uint64_t *out);
+
 /* ---------------------------------------------------------------------------------------------
    Allocation. Zero = the compile-time allocator: SAFELOAD_MALLOC when defined (it then takes
    every allocation, load arenas included), else libc, with load arenas of 2 MiB or more taken
@@ -1880,6 +1889,35 @@ SL__DEF unsigned safeload_dtype_bits(safeload_dtype d) {
 SL__DEF size_t safeload_dtype_size(safeload_dtype d) {
     unsigned b = safeload_dtype_bits(d);
     return (b % 8) ? 0 : b / 8;
+}
+
+static safeload_result sl__nbytes(safeload_dtype dtype, const uint64_t *shape, uint32_t rank,
+                                  uint64_t *out) {
+    uint64_t n = 1, bits = safeload_dtype_bits(dtype), q;
+    uint32_t i;
+    int over = 0;
+    if (!bits || (rank && !shape)) return SAFELOAD_INVALID_ARGUMENT;
+    for (i = 0; i < rank; i++) {
+        if (shape[i] == 0) return SAFELOAD_OK;                      /* no elements, no bytes */
+        if (n > UINT64_MAX / shape[i]) over = 1;
+        else n *= shape[i];
+    }
+    if (over) return SAFELOAD_OVERFLOW;
+    /* ceil(n * bits / 8) without forming n * bits: whole groups of 8 elements, then the rest */
+    q = n / 8;
+    if (q > UINT64_MAX / bits) return SAFELOAD_OVERFLOW;
+    q *= bits;
+    if (q > UINT64_MAX - (n % 8 * bits + 7) / 8) return SAFELOAD_OVERFLOW;
+    *out = q + (n % 8 * bits + 7) / 8;
+    return SAFELOAD_OK;
+}
+
+SL__DEF safeload_result safeload_nbytes(safeload_dtype dtype, const uint64_t *shape,
+                                        uint32_t rank, uint64_t *out) {
+    uint64_t r = 0;                     /* out may be an element of shape */
+    safeload_result res = out ? sl__nbytes(dtype, shape, rank, &r) : SAFELOAD_INVALID_ARGUMENT;
+    if (out) *out = res == SAFELOAD_OK ? r : 0;
+    return res;
 }
 
 static const unsigned char sl__dtype_name_len[SAFELOAD_DTYPE_COUNT] = {

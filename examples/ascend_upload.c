@@ -136,7 +136,8 @@ int main(int argc, char **argv) {
     safeload_load_stats st;
     safeload_arena *arena = NULL;
     safeload_error e;
-    size_t i, n;
+    size_t i, n, hbm_free = 0, hbm_total = 0;
+    uint64_t need = 0;                          /* device bytes, from safeload_nbytes */
     int rc = 0;
     if (argc < 2) {
         fprintf(stderr, "usage: ascend_upload MODEL [device-id]\n");
@@ -160,8 +161,26 @@ int main(int argc, char **argv) {
         goto done;
     }
     for (i = 0; i < n; i++) {
-        rq[i].name = safeload_model_tensor_at(m, i, NULL)->name;
+        const safeload_tensor *t = safeload_model_tensor_at(m, i, NULL);
+        uint64_t bytes;
+        rq[i].name = t->name;
         rq[i].device = 1;
+        /* the NPU's share: each tensor as stored (F4 and F6 too), checked against its free HBM
+           before a byte is read */
+        if (safeload_nbytes(t->dtype, t->shape, t->rank, &bytes) != SAFELOAD_OK ||
+            bytes > UINT64_MAX - need) {
+            fprintf(stderr, "ascend_upload: the model's size overflows\n");
+            rc = 1;
+            goto done;
+        }
+        need += bytes;
+    }
+    if (acl_fail(aclrtGetMemInfo(ACL_HBM_MEM, &hbm_free, &hbm_total), "aclrtGetMemInfo") ||
+        need > hbm_free) {
+        fprintf(stderr, "ascend_upload: the tensors need %llu bytes, the NPU has %llu free\n",
+                (unsigned long long)need, (unsigned long long)hbm_free);
+        rc = 1;
+        goto done;
     }
     memset(&d, 0, sizeof d);
     d.device = SAFELOAD_DEVICE_ASCEND;          /* the safeload_ascend_* above */

@@ -200,6 +200,8 @@ int main(int argc, char **argv) {
     size_t i, n;
     int verify = 0, bench = 0, rc = 0, rep;
     double t0, t1, best = 0;
+    uint64_t need = 0;                                /* device bytes, from safeload_nbytes */
+    size_t gpu_free = 0, gpu_total = 0;
     memset(&d, 0, sizeof d);
     for (i = 1; i < (size_t)argc; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < (size_t)argc) d.threads = atoi(argv[++i]);
@@ -232,9 +234,27 @@ int main(int argc, char **argv) {
     }
     for (i = 0; i < n; i++) {
         const safeload_tensor *t = safeload_model_tensor_at(m, i, NULL);
+        uint64_t bytes;
         rq[i].name = t->name;
         rq[i].device = 1;                             /* device memory through the hooks */
         if (dtype && safeload_can_convert(dtype, t->dtype)) rq[i].dtype = dtype;
+        /* what the GPU will hold: each tensor in the dtype it is loaded as */
+        if (safeload_nbytes(rq[i].dtype ? rq[i].dtype : t->dtype, t->shape, t->rank, &bytes) !=
+                SAFELOAD_OK || bytes > UINT64_MAX - need) {
+            fprintf(stderr, "cuda_upload: the model's size overflows\n");
+            free(rq);
+            safeload_model_close(m);
+            return 1;
+        }
+        need += bytes;
+    }
+    if (cuda_fail(cudaMemGetInfo(&gpu_free, &gpu_total), "cudaMemGetInfo") || need > gpu_free) {
+        /* before a single byte is read, not halfway through the load */
+        fprintf(stderr, "cuda_upload: the tensors need %llu bytes, the GPU has %llu free\n",
+                (unsigned long long)need, (unsigned long long)gpu_free);
+        free(rq);
+        safeload_model_close(m);
+        return 1;
     }
     d.device = SAFELOAD_DEVICE_CUDA;                  /* the safeload_cuda_* above */
     d.stats = &st;
@@ -257,6 +277,11 @@ int main(int argc, char **argv) {
                (double)st.pinned_bytes / 1048576.0, bench && rep == 0 ? " [warm-up]" : "");
         if (rep > 0 && (double)st.bytes_read / (t1 - t0) > best)
             best = (double)st.bytes_read / (t1 - t0);
+        if (st.bytes_written != need) {
+            fprintf(stderr, "cuda_upload: %llu bytes on the GPU, %llu planned\n",
+                    (unsigned long long)st.bytes_written, (unsigned long long)need);
+            rc = 1;
+        }
     }
     if (bench) {
         /* the GPU's side is what bounds a load: bytes_written is what crossed the link */

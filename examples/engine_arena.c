@@ -131,8 +131,9 @@ int main(int argc, char **argv) {
         r = &rq[n++];
         r->name = k_params[i];
         r->dtype = safeload_can_convert(SAFELOAD_F32, t->dtype) ? SAFELOAD_F32 : t->dtype;
-        bytes = t->numel * safeload_dtype_size(r->dtype);  /* the header's sizes are checked */
-        if (bytes > SIZE_MAX - 64 - off) {
+        /* the destination's bytes in the dtype it is loaded as (F4 and F6 too) */
+        if (safeload_nbytes(r->dtype, t->shape, t->rank, &bytes) != SAFELOAD_OK ||
+            bytes > SIZE_MAX - 64 - off) {
             fprintf(stderr, "error: %s does not fit in this address space\n", k_params[i]);
             goto done;
         }

@@ -2429,7 +2429,7 @@ static int cmd_show(int argc, char **argv) {
         if (rows < t->shape[0]) q.slice_end = rows;
     }
     packed = bits % 8 && !q.dtype;
-    if (packed) shown = (shown * (uint64_t)bits + 7) / 8;         /* F6: packed bytes */
+    if (packed) (void)safeload_nbytes(t->dtype, &shown, 1, &shown);  /* F6: packed bytes */
     if (shown || slicing) r = safeload_load(m, &q, 1, NULL, &arena, &e);   /* a slice: checked */
     if (r != SAFELOAD_OK) {
         r = (safeload_result)report_error(json, path, &e, m, is_io(r) ? 2 : 1);

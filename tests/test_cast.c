@@ -831,6 +831,84 @@ static void test_api(void) {
 #endif
 }
 
+/* safeload_nbytes: exact values, sub-byte rounding, zero dimensions and the 64-bit edges */
+static void test_nbytes(void) {
+    const uint64_t M = UINT64_MAX, P32 = (uint64_t)1 << 32;
+    uint64_t out, s[3];
+#define NB(dt, r, want) do {                                                                  \
+        out = 12345;                                                                          \
+        CHECK(safeload_nbytes(dt, s, r, &out) == SAFELOAD_OK);                                \
+        CHECK_EQ_U64(out, want);                                                              \
+    } while (0)
+#define NB_FAIL(dt, r, res) do {                                                              \
+        out = 12345;                                                                          \
+        CHECK(safeload_nbytes(dt, s, r, &out) == (res));                                      \
+        CHECK_EQ_U64(out, 0);                                                                 \
+    } while (0)
+    s[0] = 2; s[1] = 3; s[2] = 5;
+    NB(SAFELOAD_F32, 2, 24); NB(SAFELOAD_BF16, 3, 60); NB(SAFELOAD_C64, 1, 16);
+    NB(SAFELOAD_F4, 2, 3); NB(SAFELOAD_F4, 3, 15); NB(SAFELOAD_F6_E2M3, 2, 5);  /* 36 bits */
+    NB(SAFELOAD_F64, 0, 8); NB(SAFELOAD_F4, 0, 1); NB(SAFELOAD_F6_E3M2, 0, 1);  /* scalars */
+    s[0] = 1; NB(SAFELOAD_F4, 1, 1); NB(SAFELOAD_F6_E2M3, 1, 1);
+    s[0] = 5; NB(SAFELOAD_F4, 1, 3); NB(SAFELOAD_F6_E2M3, 1, 4);                   /* 30 bits */
+    s[0] = 4; NB(SAFELOAD_F6_E3M2, 1, 3); NB(SAFELOAD_BOOL, 1, 4);
+    s[0] = 0; NB(SAFELOAD_U64, 1, 0);
+    s[0] = M; s[1] = 0; NB(SAFELOAD_U64, 2, 0);                   /* a zero: 0 bytes */
+    s[0] = P32; s[1] = P32; s[2] = 0; NB(SAFELOAD_F32, 3, 0);     /* even past an overflow */
+    /* the 64-bit edges */
+    s[0] = M; NB(SAFELOAD_U8, 1, M); NB(SAFELOAD_F4, 1, (uint64_t)1 << 63);
+    NB(SAFELOAD_F6_E2M3, 1, (uint64_t)3 << 62);                   /* ceil(3 (2^64 - 1) / 4) */
+    NB_FAIL(SAFELOAD_U16, 1, SAFELOAD_OVERFLOW);
+    s[0] = M / 2; NB(SAFELOAD_I16, 1, M - 1);
+    s[0] = M / 2 + 1; NB_FAIL(SAFELOAD_I16, 1, SAFELOAD_OVERFLOW);
+    s[0] = M / 8; NB(SAFELOAD_F64, 1, M - 7);
+    s[0] = M / 8 + 1; NB_FAIL(SAFELOAD_F64, 1, SAFELOAD_OVERFLOW);
+    s[0] = (M / 4) * 3 + 2; NB(SAFELOAD_F6_E3M2, 1, (uint64_t)9 << 60);  /* ceil(6 (3 2^62 - 1) / 8) */
+    s[0] = P32; s[1] = P32; NB_FAIL(SAFELOAD_U8, 2, SAFELOAD_OVERFLOW);
+    s[1] = P32 - 1; NB(SAFELOAD_U8, 2, P32 * (P32 - 1));
+    s[1] = P32 / 2; NB_FAIL(SAFELOAD_U16, 2, SAFELOAD_OVERFLOW);  /* 2^63 elements x 2 bytes */
+    NB(SAFELOAD_F4, 2, (uint64_t)1 << 62);
+    /* bad arguments */
+    s[0] = 1;
+    NB_FAIL(SAFELOAD_DTYPE_NONE, 1, SAFELOAD_INVALID_ARGUMENT);
+    NB_FAIL(SAFELOAD_DTYPE_COUNT, 1, SAFELOAD_INVALID_ARGUMENT);
+    NB_FAIL((safeload_dtype)-1, 1, SAFELOAD_INVALID_ARGUMENT);
+    CHECK(safeload_nbytes(SAFELOAD_F32, NULL, 1, &out) == SAFELOAD_INVALID_ARGUMENT && out == 0);
+    CHECK(safeload_nbytes(SAFELOAD_F32, NULL, 0, &out) == SAFELOAD_OK && out == 4);
+    CHECK(safeload_nbytes(SAFELOAD_F32, s, 1, NULL) == SAFELOAD_INVALID_ARGUMENT);
+    s[0] = 7; s[1] = 3;                                            /* out may alias the shape */
+    CHECK(safeload_nbytes(SAFELOAD_F6_E2M3, s, 2, &s[1]) == SAFELOAD_OK && s[1] == 16);
+#undef NB
+#undef NB_FAIL
+    {   /* every dtype of a parsed file: the header's byte sizes */
+        safeload_save_tensor st[SAFELOAD_DTYPE_COUNT];
+        uint64_t sh[SAFELOAD_DTYPE_COUNT][2];
+        static unsigned char data[SAFELOAD_DTYPE_COUNT * 64];
+        void *img = NULL;
+        size_t isz = 0, k, nt = 0;
+        char names[SAFELOAD_DTYPE_COUNT][8];
+        safeload_file *f;
+        safeload_error e;
+        for (k = 1; k < SAFELOAD_DTYPE_COUNT; k++, nt++) {
+            safeload_dtype dt = (safeload_dtype)k;
+            memset(&st[nt], 0, sizeof st[nt]);
+            snprintf(names[nt], sizeof names[nt], "t%u", (unsigned)k);
+            sh[nt][0] = 3; sh[nt][1] = 4;              /* 12 elements: whole bytes for F4, F6 */
+            st[nt].name = names[nt]; st[nt].dtype = dt; st[nt].rank = 2; st[nt].shape = sh[nt];
+            st[nt].data = data; st[nt].nbytes = 12 * safeload_dtype_bits(dt) / 8;
+        }
+        CHECK(safeload_serialize(&img, &isz, st, nt, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_open_memory(&f, img, isz, NULL, &e) == SAFELOAD_OK);
+        for (k = 0; k < safeload_tensor_count(f); k++) {
+            const safeload_tensor *t = safeload_tensor_at(f, k);
+            CHECK(safeload_nbytes(t->dtype, t->shape, t->rank, &out) == SAFELOAD_OK);
+            CHECK_EQ_U64(out, t->nbytes);
+        }
+        safeload_close(f);
+        safeload_free(img, NULL);
+    }
+}
+
 int main(void) {
     int p;
     (void)tu_fnv1a; /* testutil.h helper this test does not need */
@@ -857,6 +935,7 @@ int main(void) {
     }
 
     test_api();
+    test_nbytes();
     test_oracle();
     test_new_oracle();
     make_random_sets();
