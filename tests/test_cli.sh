@@ -546,7 +546,13 @@ check "convert sharded index" '{
 [ "$(tail -c 1 "$T/mn/model.safetensors.index.json" | od -An -c | tr -d ' ')" = '\n' ] || { echo "FAIL: index ends without a newline"; fail=1; }
 run $RUNNER "$CLI" inspect --json "$T/mn/model-00002-of-00004.safetensors"; out=$(printf "%s" "$out" | layout)
 check "convert shard layout" '{"header_bytes":208,"data_bytes":200,"metadata":null,"tensors":[{"name":"lm_head.scale","dtype":"F64","shape":[],"data_offsets":[0,8]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[8,136]},{"name":"t.000000","dtype":"F32","shape":[4,4],"data_offsets":[136,200]}]}' "$out"
-run $RUNNER "$CLI" verify "$T/mn"; check "convert sharded verifies" "0 ok: $T/mn: 7 tensors, 6856 bytes" "$rc $out"
+run $RUNNER "$CLI" verify --strict "$T/mn"; check "convert sharded verifies (strict: total_size too)" "0 ok: $T/mn: 7 tensors, 6856 bytes" "$rc $out"
+# the same tensors, whatever the files: hash --tensors lists them alike
+run $RUNNER "$CLI" hash --tensors "$R/mixed_named.safetensors"; want=$out
+run $RUNNER "$CLI" hash --tensors "$T/mn"; check "convert sharded: hash --tensors" "0 $want" "$rc $out"
+# a file exactly the size is full, not over it: 2 x 524288 bytes in each of 2 files
+run $RUNNER "$CLI" convert "$R/bf16_2mib.safetensors" "$T/exact" --max-shard-size 1048576
+check "convert shards exactly full" "0 wrote $T/exact: 2 shards and model.safetensors.index.json, 4 tensors, 2097152 bytes of data (as stored)" "$rc $out"
 # round trips with casts: single -> sharded (f32) -> sharded (bf16) -> single, against the same
 # casts file to file (F64 casts to F32 only: the way through F32 matters)
 run $RUNNER "$CLI" convert "$R/mixed_named.safetensors" "$T/rt1" --max-shard-size 5KB --dtype fp32
@@ -556,6 +562,8 @@ run $RUNNER "$CLI" convert "$T/rt2" "$T/rt.safetensors"
 run $RUNNER "$CLI" convert "$R/mixed_named.safetensors" "$T/direct32.safetensors" --dtype f32
 run $RUNNER "$CLI" convert "$T/direct32.safetensors" "$T/direct.safetensors" --dtype bf16
 cmp -s "$T/rt.safetensors" "$T/direct.safetensors" || { echo "FAIL: convert round trip through shards and casts"; fail=1; }
+run $RUNNER "$CLI" hash --tensors "$T/direct.safetensors"; want=$out
+run $RUNNER "$CLI" hash --tensors "$T/rt2"; check "convert round trip: hash --tensors" "0 $want" "$rc $out"
 # ... and tensor by tensor: the shards hold exactly the single file's tensors
 if command -v python3 > /dev/null 2>&1; then
     vals=$(python3 - "$T/direct.safetensors" "$T/rt2" <<'PY'
@@ -595,11 +603,13 @@ d = sys.argv[1]
 raw = open(os.path.join(d, "model.safetensors.index.json"), "rb").read()
 idx = json.loads(raw)
 bad = raw != (json.dumps(idx, indent=2, sort_keys=True) + "\n").encode()
+names = set()
 for f in sorted(set(idx["weight_map"].values())):
     b = open(os.path.join(d, f), "rb").read()
     n = struct.unpack("<Q", b[:8])[0]
     h = json.loads(b[8:8 + n])
     meta = h.pop("__metadata__")
+    names |= set(h)
     out = {"__metadata__": dict(sorted(meta.items(), key=lambda kv: kv[0].encode()))}
     off = 0
     for k in sorted(h, key=lambda k: (ORDER.index(h[k]["dtype"]), k.encode())):
@@ -609,6 +619,7 @@ for f in sorted(set(idx["weight_map"].values())):
     j = json.dumps(out, separators=(",", ":"), ensure_ascii=False).encode()
     j += b" " * (-len(j) % 8)
     bad += b[:8 + n] != struct.pack("<Q", len(j)) + j
+bad += names != set(idx["weight_map"])
 print("%d files, %d differ" % (len(idx["weight_map"]) + 1, bad))
 PY
 )
@@ -694,6 +705,8 @@ if [ -z "$RUNNER" ] && [ -n "${FAIL_IO:-}" ]; then
         [ "$1" = 0 ] && [ "$2" -lt 48 ] || { echo "FAIL: convert into 20 MB shards: exit $1, peak RSS $2 MiB"; fail=1; }
         case "$(tr '\r' '\n' < "$T/peak.err" | tail -n 1)" in "["*"] 100%  0.21 / 0.21 GB"*) ;; *) echo "FAIL: convert --progress: $(cat "$T/peak.err")"; fail=1;; esac
         check "convert 200 MB: 13 shards" "14" "$(ls "$T/bigsh" | wc -l | tr -d ' ')"
+        run "$CLI" hash --tensors "$T/big200.safetensors"; want=$out
+        run "$CLI" hash --tensors "$T/bigsh"; check "convert 200 MB: hash --tensors" "0 $want" "$rc $out"
         set -- $(peak "$CLI" convert "$T/bigsh" "$T/big1.safetensors")
         echo "convert 200 MB in 13 shards into one file: peak RSS $2 MiB"
         [ "$1" = 0 ] && [ "$2" -lt 100 ] || { echo "FAIL: convert into one file: exit $1, peak RSS $2 MiB"; fail=1; }
