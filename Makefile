@@ -10,7 +10,8 @@
 #                   tool-specific ones
 #   make bench      parse, cast, load and device-pipeline benchmarks with this machine's limits
 #   make install    PREFIX=/usr/local [DESTDIR=...]: header, pkg-config file, CMake package
-#   make examples   engine_arena always; cuda_upload with nvcc; ascend_upload compile-checked
+#   make examples   engine_arena always; cuda_upload with nvcc; ascend_upload compile-checked;
+#                   safeload_mpi with mpicc (make test-mpi runs it under mpirun)
 CC      ?= cc
 CXX     ?= c++
 CLANG   ?= clang
@@ -419,6 +420,18 @@ examples: $(BUILD)/engine_arena | $(BUILD)
 	    $(NVCC) -O2 -I. -x cu examples/cuda_upload.c -o $(BUILD)/cuda_upload -lcudart && \
 	    echo "cuda_upload: built with $(NVCC) (run it on a machine with a GPU)"; \
 	else echo "cuda_upload: nvcc not found, skipped"; fi
+	@if command -v $(MPICC) >/dev/null 2>&1; then $(MAKE) --no-print-directory $(BUILD)/safeload_mpi; \
+	else echo "safeload_mpi: $(MPICC) not found, skipped (apt-get install openmpi-bin libopenmpi-dev)"; fi
+
+# examples/mpi_load.c: ranks that load one checkpoint, alone, sharing the reads (--share) or
+# tensor-parallel (--tp); make test-mpi runs it under mpirun with 1, 2 and 4 ranks
+MPICC   ?= mpicc
+$(BUILD)/safeload_mpi: examples/mpi_load.c $(HDR) | $(BUILD)
+	$(MPICC) $(STD) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
+
+.PHONY: test-mpi
+test-mpi: $(BUILD)/safeload_mpi $(CLI)
+	sh tests/test_mpi.sh $(BUILD)/safeload_mpi $(CLI)
 
 $(BUILD)/engine_arena: examples/engine_arena.c $(HDR) | $(BUILD)
 	$(CC) $(STD) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
