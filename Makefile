@@ -321,6 +321,9 @@ bench: $(addprefix $(BUILD)/,$(BENCH))
 	./$(BUILD)/bench_cast
 	./$(BUILD)/bench_load
 	./$(BUILD)/bench_device
+	@if command -v $(MPICC) >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then \
+	    $(MAKE) --no-print-directory $(BUILD)/safeload_mpi && sh tests/bench_mpi.sh $(BUILD)/safeload_mpi; \
+	else echo "bench_mpi: needs mpicc and python3, skipped"; fi
 
 $(BUILD)/bench_%: tests/bench_%.c tests/testutil.h tests/benchutil.h tests/fakedev.h \
                   tests/pagecache.h $(HDR) | $(BUILD)
