@@ -516,6 +516,20 @@ typedef enum safeload_io {
                                    say: READ) */
 } safeload_io;
 
+/* The pages a load's arena gets (the memory safeload_load allocates for requests with no
+   destination). Its first touch is most of a load's cost into fresh memory, and what each kind
+   costs depends on the host: huge pages fault in 3-4x faster than 4 KiB ones on bare metal or
+   with memory freed just before, but in a VM whose host takes back memory the guest left free
+   (a balloon's free page reporting) they fault on the host too and run at a third of the speed
+   of 4 KiB pages. See docs/performance.md. Linux only; elsewhere the OS decides. */
+typedef enum safeload_pages {
+    SAFELOAD_PAGES_AUTO = 0,    /* measured: the first huge and 4 KiB pages are timed, and huge
+                                   pages kept while they cost less, checked as the load goes;
+                                   else 4 KiB pages for the rest */
+    SAFELOAD_PAGES_HUGE,        /* transparent huge pages requested (MADV_HUGEPAGE) */
+    SAFELOAD_PAGES_NORMAL       /* 4 KiB pages (MADV_NOHUGEPAGE) */
+} safeload_pages;
+
 typedef struct safeload_request {
     const char *name;           /* tensor to load */
     void *dst;                  /* host or device address; NULL = allocate for me */
@@ -553,6 +567,15 @@ typedef struct safeload_load_stats {
                                    direct, else READ */
     int direct_files;           /* files read with O_DIRECT (DIRECT or AUTO; a file the load
                                    reads nothing from is not opened) */
+    safeload_pages pages;       /* the arena's fresh pages: HUGE or NORMAL, what the policy
+                                   asked for last (AUTO: what it settled on); AUTO (0) when the
+                                   load took no fresh pages from the OS (no arena, one from an
+                                   allocator or under 2 MiB, a reused one that fit, not Linux) */
+    uint64_t fresh_bytes;       /* arena bytes this load took fresh from the OS or an allocator
+                                   (0 when a reused arena fit) */
+    uint64_t huge_bytes;        /* of those, the bytes first touched with huge pages asked for */
+    uint64_t touch_huge_mbps;   /* AUTO: first-touch rates it measured, MB/s of one thread's CPU */
+    uint64_t touch_normal_mbps; /*   time (huge: the latest verdict's); 0 = not measured */
 } safeload_load_stats;
 
 /* Shared loading: rank `rank` of `world` processes that load the same requests (same names,
@@ -573,6 +596,7 @@ typedef struct safeload_share {
        one uint64; ncclAllReduce ncclMax); host memory */
     int (*max)(void *user, uint64_t *value);
 } safeload_share;
+typedef struct safeload_arena safeload_arena;
 
 typedef struct safeload_load_desc {
     int threads;                /* counts the caller; 0 = pool's, else safeload_default_threads */
@@ -596,12 +620,14 @@ typedef struct safeload_load_desc {
                                    start at multiples of it too; small tensors are then not
                                    batched into one buffer; 0 = no constraint; a power of two
                                    up to 1 GiB (else INVALID_ARGUMENT) */
+    safeload_pages pages;       /* the arena's pages; 0 = AUTO */
+    safeload_arena *reuse;      /* load into this arena (from an earlier load, or
+                                   safeload_arena_create) instead of a new one: see
+                                   safeload_load */
     safeload_load_stats *stats; /* optional output; zeroed first by every load, so after a
                                    failure it holds what that load did, if anything */
     safeload_share share;       /* world > 1: ranks split the reads and share the bytes */
 } safeload_load_desc;
-
-typedef struct safeload_arena safeload_arena;
 
 /* Loads every request or none: on failure nothing is reported loaded, allocated memory is
    released, and caller destinations hold unspecified bytes. Requests with dst == NULL need
@@ -621,9 +647,27 @@ SAFELOAD_API safeload_result safeload_load_file(safeload_file *file,
                                                 const safeload_load_desc *desc,
                                                 safeload_arena **arena, safeload_error *err);
 SAFELOAD_API void safeload_arena_free(safeload_arena *arena);
+/* Reuse (model switching): a load whose desc.reuse is an arena, from an earlier load or from
+   safeload_arena_create, places its requests with dst == NULL there instead of in a new one,
+   and touches no fresh memory while they fit. Its earlier tensors are given up (overwritten:
+   be done with them); one load at a time. Where they do not fit, the arena grows: its memory
+   is released and taken anew at the size needed (stats.fresh_bytes says how much); its device
+   memory likewise, through this load's hooks (reuse it with the same hooks). On success
+   *arena (may be NULL here) is desc.reuse; on failure *arena is NULL and the arena is still
+   the caller's, whole and reusable, its bytes unspecified (after OUT_OF_MEMORY it may hold
+   no memory). The load never frees it: safeload_arena_free does.
+   safeload_arena_create makes one of host_bytes up front (a pool-owned arena) with desc's
+   allocator and page policy (desc may be NULL; its stats get the page figures) and first
+   touches it now, on the calling thread. */
+SAFELOAD_API safeload_result safeload_arena_create(safeload_arena **out, uint64_t host_bytes,
+                                                   const safeload_load_desc *desc,
+                                                   safeload_error *err);
+/* host bytes a load into the arena can use without growing it (0 for NULL) */
+SAFELOAD_API uint64_t safeload_arena_capacity(const safeload_arena *arena);
 
 /* Everything, in model order, into one arena, optionally cast (dtype 0 = as stored; tensors
-   that cannot be cast to dtype keep their own; a value outside the enum is INVALID_ARGUMENT). */
+   that cannot be cast to dtype keep their own; a value outside the enum is INVALID_ARGUMENT).
+   With desc.reuse the tensors are in that arena, which stays the caller's (arena is NULL). */
 typedef struct safeload_loaded {
     size_t count;
     safeload_request *tensors;
@@ -1436,24 +1480,65 @@ static void sl__os_unmap(void *p, uint64_t size, void *handle) {
 #endif
 }
 
-/* Big anonymous allocations (load arenas): page-aligned, huge pages requested on Linux so the
-   first-touch faults cost a fraction of what 4 KiB pages cost. */
-SL__MAYBE_UNUSED static void *sl__os_alloc_pages(uint64_t size, int huge) {
+/* Big anonymous allocations (load arenas): page-aligned, zero, not yet touched. Which pages
+   they get (huge or 4 KiB) is the load's page policy (sl__pages_*, section 5). */
+SL__MAYBE_UNUSED static void *sl__os_alloc_pages(uint64_t size) {
 #if defined(SL__WINDOWS)
-    SL__UNUSED(huge);
     if (size == 0 || size > (uint64_t)SIZE_MAX) return NULL;
     return VirtualAlloc(NULL, (SIZE_T)size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
 #else
     void *p;
     if (size == 0 || size > (uint64_t)SIZE_MAX) return NULL;
     p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-#  if defined(MADV_HUGEPAGE)
-    if (huge && size >= ((uint64_t)2 << 20)) madvise(p, (size_t)size, MADV_HUGEPAGE);
-#  else
-    SL__UNUSED(huge);
+    return p == MAP_FAILED ? NULL : p;
+#endif
+}
+
+/* Page kinds and first touch, Linux only (elsewhere the OS picks: 4 KiB pages, and nothing is
+   measured). Test seam: the tests define SAFELOAD_MADVISE to make each advice fail. */
+#if defined(__linux__)
+#  define SL__HAVE_PAGES 1
+#  ifndef MADV_NOHUGEPAGE
+#    define MADV_NOHUGEPAGE 15
 #  endif
-    return p;
+#  ifndef MADV_POPULATE_WRITE
+#    define MADV_POPULATE_WRITE 23
+#  endif
+#  ifndef SAFELOAD_MADVISE
+#    define SAFELOAD_MADVISE(p, n, advice) madvise(p, n, advice)
+#  endif
+#endif
+
+/* huge: 1 asks for transparent huge pages, 0 for 4 KiB pages; 0 when the kernel took it */
+SL__MAYBE_UNUSED static int sl__os_advise_pages(unsigned char *p, uint64_t n, int huge) {
+#if defined(SL__HAVE_PAGES)
+    return n ? SAFELOAD_MADVISE(p, (size_t)n, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) : 0;
+#else
+    SL__UNUSED(p); SL__UNUSED(n); SL__UNUSED(huge);
+    return -1;
+#endif
+}
+
+/* Faults [p, p+n) in for writing without writing a byte (MADV_POPULATE_WRITE, Linux 5.14+), so
+   it may run over memory another worker is filling: 0, or -1 where the kernel lacks it. */
+SL__MAYBE_UNUSED static int sl__os_populate(unsigned char *p, uint64_t n) {
+#if defined(SL__HAVE_PAGES)
+    return n ? SAFELOAD_MADVISE(p, (size_t)n, MADV_POPULATE_WRITE) : 0;
+#else
+    SL__UNUSED(p); SL__UNUSED(n);
+    return -1;
+#endif
+}
+
+/* This thread's CPU time in ns (0 where unknown): first-touch costs are timed in it, so a
+   thread the scheduler put aside (a shared machine) does not read as slow memory. */
+SL__MAYBE_UNUSED static uint64_t sl__thread_ns(void) {
+#if defined(SL__HAVE_PAGES) && defined(CLOCK_THREAD_CPUTIME_ID)
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
+    return 0;
 #endif
 }
 
@@ -7067,12 +7152,41 @@ typedef struct sl__worker {
 struct safeload_arena {
     unsigned char *host;                /* aligned base */
     void *host_raw;
-    uint64_t host_size, raw_size;
+    uint64_t host_size, raw_size;       /* host_size: what the last load placed there */
+    uint64_t host_cap;                  /* usable bytes from host */
+    uint64_t touched;                   /* bytes from host some load has written (first touch
+                                           done: a later load into it pays none) */
     int os_pages;
     void *device;
+    uint64_t device_cap;
     safeload_device_hooks hooks;
     safeload_allocator alloc;
 };
+
+/* The arena's fresh pages during one load (see safeload_pages). Every worker faults in the
+   2 MiB windows its task writes before reading into them (MADV_POPULATE_WRITE: no per-page
+   trap in the middle of the copy, and measurable), each window once. AUTO times the first
+   windows, huge and 4 KiB pages alternately, keeps huge pages while they cost less and then
+   watches every 8 MiB of them: free page reporting hands out the memory the host still backs
+   first, so huge pages can turn slow in the middle of a load, never the other way round. */
+#define SL__WIN ((uint64_t)2 << 20)
+#define SL__PROBE_WINS 4                /* huge, 4 KiB, huge, 4 KiB */
+#define SL__VERDICT_BYTES (4 * SL__WIN)
+#ifndef SAFELOAD_TOUCH_NS                /* test seam: the tests make huge pages look slow */
+#  define SAFELOAD_TOUCH_NS(huge, ns) (ns)
+#endif
+typedef struct sl__pages {
+    unsigned char *base;                /* the arena's host base (2 MiB aligned) */
+    uint64_t lo, hi;                    /* the fresh bytes [lo, hi) from base */
+    size_t n_win, first_win;            /* windows of SL__WIN bytes from first_win * SL__WIN */
+    volatile size_t next;               /* the next window to fault in, from first_win */
+    volatile int huge;                  /* what the windows not yet touched get */
+    int monitor;                        /* AUTO on huge pages: time them, switch when slow */
+    volatile int populate;              /* MADV_POPULATE_WRITE works */
+    uint64_t acc_bytes, acc_ns;         /* huge windows since the last verdict (under mu) */
+    uint64_t huge_bytes, huge_mbps, normal_mbps;
+    safeload_pages policy;              /* for stats: 0 when this load touches no fresh pages */
+} sl__pages;
 
 typedef struct sl__load {
     safeload_file **shards;
@@ -7125,6 +7239,8 @@ typedef struct sl__load {
     sl__pool_user me;                   /* this thread, inside the caller's pool */
     int entered;                        /* sl__pool_enter ran: sl__pool_leave is owed */
     int unconfirmed;                    /* device copies never confirmed: the arena leaks */
+    sl__pages pages;
+    uint64_t fresh;                     /* arena bytes no earlier load touched (stats) */
 } sl__load;
 
 /* The file offset of byte `pos` of a request's (sliced) source bytes. */
@@ -7749,6 +7865,156 @@ static void sl__maybe_progress(sl__load *L, uint64_t *last, int final) {
     }
 }
 
+/* ---- the arena's pages (sl__pages) ---- */
+
+/* Faults in one window (bytes [a, b) from base) for writing and returns the CPU ns it took
+   (0 when not timed). touch: the kernel has no MADV_POPULATE_WRITE, and nothing else runs yet
+   (the probe, before the workers): write a zero per page instead. */
+static uint64_t sl__pages_fault(sl__pages *P, uint64_t a, uint64_t b, int huge, int touch) {
+    uint64_t t0 = sl__thread_ns(), t1, i;
+    int pop = sl__atomic_load(&P->populate);
+    b = (b + 4095) & ~(uint64_t)4095;       /* the mapping runs on to whole pages */
+    if (pop && sl__os_populate(P->base + a, b - a) != 0) {
+        pop = 0;
+        sl__atomic_store(&P->populate, 0);  /* not this kernel (before 5.14): the reads fault */
+    }
+    if (!pop) {
+        if (!touch) return 0;
+        for (i = a; i < b; i += 4096) ((volatile unsigned char *)P->base)[i] = 0;
+    }
+    t1 = sl__thread_ns();
+    SL__UNUSED(huge);                       /* (when the seam below is the default) */
+    return t0 && t1 > t0 ? (uint64_t)SAFELOAD_TOUCH_NS(huge, t1 - t0) : 0;
+}
+
+static uint64_t sl__mbps(uint64_t bytes, uint64_t ns) {
+    return ns ? (uint64_t)((double)bytes * 1000.0 / (double)ns) : 0;
+}
+
+/* Sets the fresh bytes [lo, hi) of the arena at base up for the policy, before the workers run:
+   AUTO probes its first windows here. */
+static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint64_t hi,
+                            safeload_pages policy) {
+    sl__pages *P = &L->pages;
+    uint64_t probe_end = lo, hb = 0, hn = 0, nb = 0, nn = 0;
+    size_t k;
+    memset(P, 0, sizeof *P);
+#if defined(SL__HAVE_PAGES)
+    if (lo >= hi) return;
+    P->base = base;
+    P->first_win = (size_t)(lo / SL__WIN);
+    P->lo = lo;
+    P->hi = hi;
+    P->n_win = (size_t)((hi + SL__WIN - 1) / SL__WIN) - P->first_win;
+    P->populate = 1;
+    lo &= ~(uint64_t)4095;
+    if (policy == SAFELOAD_PAGES_AUTO) {
+        /* too small to compare (under 8 MiB, where either costs little), or no clock: 4 KiB */
+        if (P->n_win < SL__PROBE_WINS + 1 || !sl__thread_ns()) policy = SAFELOAD_PAGES_NORMAL;
+    }
+    if (policy == SAFELOAD_PAGES_AUTO) {
+        for (k = 0; k < SL__PROBE_WINS; k++) {
+            uint64_t a = SL__MAX(lo, (P->first_win + k) * SL__WIN), b = (P->first_win + k + 1) * SL__WIN, ns;
+            P->huge = !(k & 1);
+            if (sl__os_advise_pages(base + a, b - a, P->huge) != 0) break;
+            ns = sl__pages_fault(P, a, b, P->huge, 1);
+            P->next = k + 1;
+            if (P->huge) { hb += b - a; hn += ns; } else { nb += b - a; nn += ns; }
+            probe_end = b;
+        }
+        P->huge_bytes = hb;
+        P->huge_mbps = sl__mbps(hb, hn);
+        P->normal_mbps = sl__mbps(nb, nn);
+        /* huge pages only where they measured at least as fast: else 4 KiB for the rest */
+        P->huge = k == SL__PROBE_WINS && hn && nn && P->huge_mbps >= P->normal_mbps;
+        P->monitor = P->huge && P->populate;
+        if (!P->huge) P->huge_mbps = k == SL__PROBE_WINS ? P->huge_mbps : 0;
+        if (k < SL__PROBE_WINS) P->normal_mbps = 0;     /* advice refused: nothing measured */
+        P->policy = P->huge ? SAFELOAD_PAGES_HUGE : SAFELOAD_PAGES_NORMAL;
+        if (sl__os_advise_pages(base + probe_end, hi - probe_end, P->huge) != 0 && P->huge) {
+            P->huge = 0;                    /* no huge pages after all */
+            P->monitor = 0;
+            P->policy = SAFELOAD_PAGES_NORMAL;
+        }
+        return;
+    }
+    P->huge = policy == SAFELOAD_PAGES_HUGE;
+    P->policy = (safeload_pages)policy;
+    if (sl__os_advise_pages(base + lo, hi - lo, P->huge) != 0 && P->huge) {
+        P->huge = 0;                        /* the kernel has no transparent huge pages */
+        P->policy = SAFELOAD_PAGES_NORMAL;
+    }
+#else
+    SL__UNUSED(L); SL__UNUSED(base); SL__UNUSED(lo); SL__UNUSED(hi); SL__UNUSED(policy);
+    SL__UNUSED(probe_end); SL__UNUSED(hb); SL__UNUSED(hn); SL__UNUSED(nb); SL__UNUSED(nn);
+    SL__UNUSED(k);
+#endif
+}
+
+/* Before a host task: fault in the fresh windows its arena destinations touch, each window
+   once, whichever worker gets there first (the others' reads then wait on the kernel's page
+   lock, never on bytes). AUTO on huge pages: every SL__VERDICT_BYTES of them, the rate is
+   compared with the 4 KiB pages' from the probe, and the rest of the arena goes to 4 KiB
+   pages when huge ones have become the slower. */
+static void sl__pages_touch_range(sl__load *L, uint64_t hi);
+static void sl__pages_touch(sl__load *L, const sl__task *t) {
+    sl__pages *P = &L->pages;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    uint32_t j;
+    if (!P->base || !sl__atomic_load(&P->populate)) return;
+    for (j = 0; j < t->nseg; j++) {
+        const sl__seg *s = &L->segs[t->seg0 + j];
+        const sl__rp *r = &L->reqs[s->req];
+        uint64_t a, n = s->len / r->ssize * r->dsize;
+        if (!r->alloc || r->device || !n) continue;
+        a = (uint64_t)(r->dst + s->src_pos / r->ssize * r->dsize - P->base);
+        lo = SL__MIN(lo, a);
+        hi = SL__MAX(hi, a + n);
+    }
+    if (lo < hi) sl__pages_touch_range(L, hi);
+}
+
+static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
+    sl__pages *P = &L->pages;
+    size_t need, k;
+    hi = SL__MIN(hi, P->hi);
+    if (hi <= P->lo) return;
+    need = (size_t)((hi - 1) / SL__WIN) - P->first_win;
+    /* windows are taken in order from a shared cursor: one may run a window past what this
+       task needs, which a later one needs anyway (the whole arena gets written) */
+    while (sl__atomic_load(&P->next) <= need) {
+        uint64_t a, b, ns;
+        int huge;
+        k = sl__atomic_add(&P->next, (size_t)1);
+        if (k >= P->n_win) break;
+        a = SL__MAX((P->first_win + k) * SL__WIN, P->lo);
+        b = SL__MIN((P->first_win + k + 1) * SL__WIN, P->hi);
+        huge = sl__atomic_load(&P->huge);
+        ns = sl__pages_fault(P, a, b, huge, 0);
+        if (!huge) continue;
+        sl__mutex_lock(&L->mu);
+        P->huge_bytes += b - a;
+        if (P->monitor && ns) {
+            P->acc_bytes += b - a;
+            P->acc_ns += ns;
+            if (P->acc_bytes >= SL__VERDICT_BYTES) {
+                P->huge_mbps = sl__mbps(P->acc_bytes, P->acc_ns);
+                P->acc_bytes = P->acc_ns = 0;
+                if (P->huge_mbps < P->normal_mbps) {
+                    /* the rest to 4 KiB pages (touched huge pages stay as they are) */
+                    P->monitor = 0;
+                    if (sl__os_advise_pages(P->base + (P->lo & ~(uint64_t)4095),
+                                            P->hi - (P->lo & ~(uint64_t)4095), 0) == 0) {
+                        sl__atomic_store(&P->huge, 0);
+                        P->policy = SAFELOAD_PAGES_NORMAL;
+                    }
+                }
+            }
+        }
+        sl__mutex_unlock(&L->mu);
+    }
+}
+
 static void sl__load_job(void *ctx, int wid) {
     sl__load *L = (sl__load *)ctx;
     sl__worker *w = &L->workers[wid];
@@ -7761,6 +8027,7 @@ static void sl__load_job(void *ctx, int wid) {
         i = sl__atomic_add(&L->next_task, (size_t)1);
         if (i >= L->n_tasks) break;
         t = &L->tasks[i];
+        if (!L->reqs[L->segs[t->seg0].req].device) sl__pages_touch(L, t);
         ok = L->reqs[L->segs[t->seg0].req].device ? sl__device_task(L, w, wid, t)
                                                   : sl__host_task(L, w, t);
         if (!ok) break;
@@ -7862,6 +8129,68 @@ SL__DEF void safeload_arena_free(safeload_arena *a) {
     }
     if (a->device && a->hooks.device_free) a->hooks.device_free(a->hooks.user, a->device);
     sl__free(&al, a);
+}
+
+static void sl__stats_clear(const safeload_load_desc *desc);
+
+SL__DEF uint64_t safeload_arena_capacity(const safeload_arena *a) {
+    return a ? a->host_cap : 0;
+}
+
+static safeload_result sl__arena_host(safeload_arena *a, uint64_t need, uint64_t *fresh_lo,
+                                      const char *path0, safeload_error *err);
+
+SL__DEF safeload_result safeload_arena_create(safeload_arena **out, uint64_t host_bytes,
+                                              const safeload_load_desc *desc,
+                                              safeload_error *err) {
+    safeload_load_desc d;
+    safeload_arena *a;
+    safeload_result r;
+    sl__load L;
+    uint64_t lo = 0;
+    sl__clear_error(err);
+    sl__stats_clear(desc);
+    if (out) *out = NULL;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (!out || !sl__allocator_ok(&d.allocator) || (unsigned)d.pages > SAFELOAD_PAGES_NORMAL)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        !out ? "out is NULL" : (unsigned)d.pages > SAFELOAD_PAGES_NORMAL
+                        ? "unknown page policy" : "an allocator needs both alloc and free");
+    if (host_bytes > (uint64_t)(SIZE_MAX / 2))
+        return sl__fail(err, SAFELOAD_OVERFLOW, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "an arena of %llu bytes would exceed half the address space",
+                        (sl__ull)host_bytes);
+    a = (safeload_arena *)sl__calloc(&d.allocator, 1, sizeof *a);
+    if (!a) return SL__OOM(err, "");
+    a->alloc = d.allocator;
+    if ((r = sl__arena_host(a, host_bytes, &lo, "", err)) != SAFELOAD_OK) {
+        safeload_arena_free(a);
+        return r;
+    }
+    memset(&L, 0, sizeof L);
+    L.alloc = &a->alloc;
+    if (sl__mutex_init(&L.mu) != 0) {
+        safeload_arena_free(a);
+        return sl__fail(err, SAFELOAD_THREAD_ERROR, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "cannot create a lock");
+    }
+    if (a->os_pages) sl__pages_start(&L, a->host, 0, host_bytes, d.pages);
+    /* the first touch, now: populated where the kernel can, else written (nothing else
+       holds this memory yet) */
+    sl__pages_touch_range(&L, host_bytes);
+    if (!L.pages.base || !sl__atomic_load(&L.pages.populate)) memset(a->host, 0, (size_t)host_bytes);
+    a->touched = host_bytes;
+    if (d.stats) {
+        d.stats->pages = L.pages.policy;
+        d.stats->fresh_bytes = host_bytes;
+        d.stats->huge_bytes = L.pages.huge_bytes;
+        d.stats->touch_huge_mbps = L.pages.huge_mbps;
+        d.stats->touch_normal_mbps = L.pages.normal_mbps;
+    }
+    sl__mutex_destroy(&L.mu);
+    *out = a;
+    return SAFELOAD_OK;
 }
 
 static safeload_result sl__resolve_hooks(sl__load *L, const safeload_load_desc *d, int need_alloc,
@@ -8015,6 +8344,47 @@ static safeload_result sl__load_map(sl__load *L) {
     return SAFELOAD_OK;
 }
 
+/* Host room for `need` bytes in arena a: kept where it fits (a reused arena), else taken
+   anew, the old memory released first (a growing arena never holds both). *fresh_lo: the
+   first byte no earlier load has touched. */
+static safeload_result sl__arena_host(safeload_arena *a, uint64_t need, uint64_t *fresh_lo,
+                                      const char *path0, safeload_error *err) {
+    uint64_t huge = SL__WIN;
+    if (a->host_raw && a->host_cap >= need) { *fresh_lo = a->touched; return SAFELOAD_OK; }
+    if (a->host_raw) {
+        if (a->os_pages) sl__os_free_pages(a->host_raw, a->raw_size);
+        else sl__free(&a->alloc, a->host_raw);
+    }
+    a->host_raw = NULL;
+    a->host = NULL;
+    a->host_cap = a->touched = a->raw_size = 0;
+    a->os_pages = 0;
+    *fresh_lo = 0;
+    /* page-aligned pages from the OS, 2 MiB aligned, unless the user brought an allocator */
+    if (!a->alloc.alloc && !SL__USER_MALLOC && need >= huge) {
+        a->raw_size = need + huge;
+        a->host_raw = sl__os_alloc_pages(a->raw_size);
+        a->os_pages = 1;
+        if (a->host_raw)
+            a->host = (unsigned char *)(((uintptr_t)a->host_raw + (uintptr_t)(huge - 1)) &
+                                        ~(uintptr_t)(huge - 1));
+    } else if ((uint64_t)(size_t)(need + SL__ALIGN) == need + SL__ALIGN) {
+        a->raw_size = need + SL__ALIGN;
+        a->host_raw = sl__malloc(&a->alloc, (size_t)a->raw_size);
+        if (a->host_raw)
+            a->host = (unsigned char *)(((uintptr_t)a->host_raw + SL__ALIGN - 1) &
+                                        ~(uintptr_t)(SL__ALIGN - 1));
+    }
+    if (!a->host_raw) {
+        a->os_pages = 0;
+        a->raw_size = 0;
+        return sl__fail(err, SAFELOAD_OUT_OF_MEMORY, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "cannot allocate %llu bytes for the loaded tensors", (sl__ull)need);
+    }
+    a->host_cap = need;
+    return SAFELOAD_OK;
+}
+
 /* The load call, in the order its data flows: settings, resolve (each request's tensor, byte
    range, cast and destination), open the I/O handles, threads, arena, plan (tasks and worker
    buffers), execute on the pool, finish (the device's sync, the last progress call), release.
@@ -8043,6 +8413,9 @@ static safeload_result sl__load_settings(sl__load *L, const safeload_load_desc *
     if ((unsigned)L->io > (unsigned)SAFELOAD_IO_AUTO)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "unknown I/O mode %d", (int)d->io);
+    if ((unsigned)d->pages > (unsigned)SAFELOAD_PAGES_NORMAL)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "unknown page policy %d", (int)d->pages);
     if ((unsigned)d->device > (unsigned)SAFELOAD_DEVICE_ASCEND)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
                         "unknown device %d", (int)d->device);
@@ -8272,42 +8645,40 @@ static safeload_result sl__load_threads(sl__load *L, safeload_error *err) {
     return SAFELOAD_OK;
 }
 
-/* The arena: one mapping, huge pages requested, first touched by the workers; device
-   memory from device_alloc. Arena requests' offsets become pointers. */
+/* The arena: the caller's to reuse (desc.reuse), or one mapping whose pages the policy picks,
+   first touched by the workers; device memory from device_alloc. Arena requests' offsets
+   become pointers. */
 static safeload_result sl__load_arena(sl__load *L, safeload_error *err) {
     safeload_arena *arena;
+    safeload_result r;
     size_t i;
     if (!L->need_host && !L->need_dev) return SAFELOAD_OK;
-    arena = L->arena = (safeload_arena *)sl__calloc(L->alloc, 1, sizeof *arena);
-    if (!arena) return SL__OOM(err, L->where);
-    arena->alloc = L->d.allocator;
-    arena->hooks = L->hooks;
-    if (L->need_host) {
-        uint64_t huge = 2 * SL__MIB, host_total = L->host_total;
-        arena->host_size = host_total;
-        /* page-aligned huge pages from the OS unless the user brought an allocator */
-        if (!L->d.allocator.alloc && !SL__USER_MALLOC && host_total >= huge) {
-            arena->raw_size = host_total + huge;
-            arena->host_raw = sl__os_alloc_pages(arena->raw_size, 1);
-            arena->os_pages = 1;
-            if (arena->host_raw)
-                arena->host = (unsigned char *)(((uintptr_t)arena->host_raw +
-                                                 (uintptr_t)(huge - 1)) & ~(uintptr_t)(huge - 1));
-        } else if ((uint64_t)(size_t)(host_total + SL__ALIGN) == host_total + SL__ALIGN) {
-            arena->raw_size = host_total + SL__ALIGN;
-            arena->host_raw = sl__malloc(L->alloc, (size_t)arena->raw_size);
-            if (arena->host_raw)
-                arena->host = (unsigned char *)(((uintptr_t)arena->host_raw + SL__ALIGN - 1) &
-                                                ~(uintptr_t)(SL__ALIGN - 1));
-        }
-        if (!arena->host_raw)
-            return sl__fail(err, SAFELOAD_OUT_OF_MEMORY, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
-                            "cannot allocate %llu bytes for the loaded tensors",
-                            (sl__ull)host_total);
+    if (L->d.reuse) {
+        arena = L->arena = L->d.reuse;
+    } else {
+        arena = L->arena = (safeload_arena *)sl__calloc(L->alloc, 1, sizeof *arena);
+        if (!arena) return SL__OOM(err, L->where);
+        arena->alloc = L->d.allocator;
+        arena->hooks = L->hooks;
     }
-    if (L->need_dev) {
+    if (L->need_host) {
+        uint64_t fresh_lo = arena->touched;
+        if ((r = sl__arena_host(arena, L->host_total, &fresh_lo, L->where, err)) != SAFELOAD_OK)
+            return r;
+        arena->host_size = L->host_total;
+        L->fresh = L->host_total > fresh_lo ? L->host_total - fresh_lo : 0;
+        if (arena->os_pages) sl__pages_start(L, arena->host, fresh_lo, L->host_total, L->d.pages);
+    }
+    if (L->need_dev && arena->device && arena->device_cap < L->dev_total) {
+        /* a reused arena's device memory is too small: this load's hooks allocate anew */
+        if (arena->hooks.device_free) arena->hooks.device_free(arena->hooks.user, arena->device);
+        arena->device = NULL;
+        arena->device_cap = 0;
+    }
+    if (L->need_dev && !arena->device) {
         /* never 0 bytes (all the tensors empty): cudaMalloc answers that with NULL, and the
            empty tensors still get a pointer, as on the host */
+        arena->hooks = L->hooks;
         if (L->hooks.device_alloc(L->hooks.user, L->dev_total ? (size_t)L->dev_total : 1,
                                   &arena->device) != 0 || !arena->device) {
             arena->device = NULL;
@@ -8315,6 +8686,7 @@ static safeload_result sl__load_arena(sl__load *L, safeload_error *err) {
                             "device_alloc", 12, "device_alloc hook failed for %llu bytes",
                             (sl__ull)L->dev_total);
         }
+        arena->device_cap = L->dev_total ? L->dev_total : 1;
     }
     for (i = 0; i < L->n_reqs; i++) {
         sl__rp *p = &L->reqs[i];
@@ -8371,12 +8743,18 @@ static safeload_result sl__load_execute(sl__load *L, safeload_error *err) {
         L->done_bytes = L->total_bytes;
         sl__maybe_progress(L, &last, 1);     /* the final call, unless one said 100% already */
     }
-    if (st)
+    if (st) {
         for (i = 0; i < (size_t)L->n_workers; i++) {
             st->bytes_read += L->workers[i].bytes_read;
             st->bytes_written += L->workers[i].bytes_written;
             st->reads += L->workers[i].reads;
         }
+        st->pages = L->pages.policy;
+        st->fresh_bytes = L->fresh;
+        st->huge_bytes = L->pages.huge_bytes;
+        st->touch_huge_mbps = L->pages.huge_mbps;
+        st->touch_normal_mbps = L->pages.normal_mbps;
+    }
     if (!L->have_error) return SAFELOAD_OK;
     if (err) *err = L->first;
     return L->first.code;
@@ -8420,12 +8798,18 @@ static safeload_result sl__load_release(sl__load *L, safeload_result r,
             reqs[i].tensor = L->reqs[i].t;
             reqs[i].shard = L->reqs[i].shard;
         }
+        if (L->arena && L->need_host)
+            L->arena->touched = SL__MAX(L->arena->touched, L->host_total);
+        if (L->d.reuse) L->arena = L->d.reuse;      /* the caller's, whatever this load used */
         if (arena_out) *arena_out = L->arena;
-        else safeload_arena_free(L->arena);
+        else if (!L->d.reuse) safeload_arena_free(L->arena);
     } else {
         for (i = 0; i < n; i++) { reqs[i].data = NULL; reqs[i].nbytes = 0; }
-        if (L->unconfirmed && L->arena) L->arena->device = NULL;   /* leaked: a copy may write it */
-        safeload_arena_free(L->arena);              /* device_free: the last hook */
+        if (L->unconfirmed && L->arena) {           /* leaked: a copy may still write it */
+            L->arena->device = NULL;
+            L->arena->device_cap = 0;
+        }
+        if (L->arena != L->d.reuse) safeload_arena_free(L->arena);  /* device_free: last hook */
     }
     if (L->entered) sl__pool_leave(L->d.pool, &L->me);
     sl__free(L->alloc, L->workers);
@@ -8458,7 +8842,8 @@ static safeload_result sl__load_run(safeload_file **shards, size_t n_shards, con
     L.user = reqs;
     L.n_reqs = n;
     if ((r = sl__load_settings(&L, desc, err)) != SAFELOAD_OK) return r;
-    if ((r = sl__load_resolve(&L, resolve, rctx, trust_ptr, arena_out != NULL, err)) ==
+    if ((r = sl__load_resolve(&L, resolve, rctx, trust_ptr,
+                              arena_out != NULL || (desc && desc->reuse), err)) ==
             SAFELOAD_OK &&
         (r = sl__load_open_io(&L, err)) == SAFELOAD_OK &&
         (r = sl__load_threads(&L, err)) == SAFELOAD_OK &&
@@ -8780,6 +9165,7 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     }
     r = safeload_load(m, l->tensors, l->count, desc, &l->arena, err);
     if (r != SAFELOAD_OK) { safeload_loaded_free(l); return r; }
+    if (desc && desc->reuse) l->arena = NULL;   /* the caller's arena holds the tensors */
     *out = l;
     return SAFELOAD_OK;
 }

@@ -19,6 +19,11 @@ static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off);
 static int tl_no_cachestat;
 static long tl_cachestat(int fd, void *range, void *cs);
 #define SAFELOAD_CACHESTAT(fd, range, cs) tl_cachestat(fd, range, cs)
+/* the page policy's seams: advice that fails on cue, first-touch times the test decides */
+static int tl_madvise(void *p, size_t n, int advice);
+static unsigned long long tl_touch_ns(int huge, unsigned long long ns);
+#define SAFELOAD_MADVISE(p, n, advice) tl_madvise(p, n, advice)
+#define SAFELOAD_TOUCH_NS(huge, ns) tl_touch_ns(huge, ns)
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
@@ -64,6 +69,33 @@ static long tl_cachestat(int fd, void *range, void *cs) {
     return syscall(451, fd, range, cs, 0u);
 }
 
+/* bit 0: MADV_HUGEPAGE fails, bit 1: MADV_NOHUGEPAGE, bit 2: MADV_POPULATE_WRITE (EINVAL, as
+   on a kernel without transparent huge pages or before 5.14); bit 3: MADV_NOHUGEPAGE on more
+   than 2 MiB (AUTO's probe windows pass, its switch for the rest fails) */
+static int tl_madv_fail;
+static long tl_populates;
+static int tl_madvise(void *p, size_t n, int advice) {
+    int bit = advice == MADV_HUGEPAGE ? 1 : advice == MADV_NOHUGEPAGE ? 2 :
+              advice == MADV_POPULATE_WRITE ? 4 : 0;
+    if (advice == MADV_POPULATE_WRITE) __atomic_fetch_add(&tl_populates, 1, __ATOMIC_RELAXED);
+    if ((tl_madv_fail & 8) && advice == MADV_NOHUGEPAGE && n > (2u << 20)) bit = 8;
+    if (tl_madv_fail & bit) { errno = EINVAL; return -1; }
+    return madvise(p, n, advice);
+}
+/* first-touch times: 0 as measured; else fixed per 2 MiB window, 4 KiB pages 1 ms, huge ones
+   1 us (fast) or 100 ms (slow): 1 slow, 2 fast, 3 fast for the first tl_touch_fast huge
+   windows then slow */
+static int tl_touch_mode;
+static long tl_touch_huge, tl_touch_fast;
+static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
+    long k;
+    if (!tl_touch_mode) return ns;
+    if (!huge) return 1000000;
+    k = __atomic_fetch_add(&tl_touch_huge, 1, __ATOMIC_RELAXED);
+    if (tl_touch_mode == 2 || (tl_touch_mode == 3 && k < tl_touch_fast)) return 1000;
+    return 100000000;
+}
+
 static void fi_set(int mode, long at) {
     fi_mode = mode;
     fi_at = at;
@@ -71,11 +103,12 @@ static void fi_set(int mode, long at) {
 }
 
 /* ---- an allocator that counts and can fail the k-th allocation ---- */
-typedef struct tl_alloc { long calls, live, fail_at; } tl_alloc;
+typedef struct tl_alloc { long calls, live, fail_at, big; } tl_alloc;
 static void *tl_malloc(void *user, size_t n) {
     tl_alloc *a = (tl_alloc *)user;
     long k = __atomic_fetch_add(&a->calls, 1, __ATOMIC_RELAXED);
     void *p;
+    if (n >= (1u << 20)) __atomic_fetch_add(&a->big, 1, __ATOMIC_RELAXED);   /* an arena's */
     if (k == a->fail_at) return NULL;
     p = malloc(n);
     if (p) __atomic_fetch_add(&a->live, 1, __ATOMIC_RELAXED);
@@ -90,6 +123,7 @@ static safeload_allocator tl_allocator(tl_alloc *a, long fail_at) {
     memset(&al, 0, sizeof al);
     a->calls = 0;
     a->live = 0;
+    a->big = 0;
     a->fail_at = fail_at;
     al.alloc = tl_malloc;
     al.free = tl_free;
@@ -3087,6 +3121,340 @@ static void test_slices_any_dim(void) {
     tl_free_model(&s);
 }
 
+/* ---- the arena's page policy: every policy gives the same bytes; stats say what ran ---- */
+static void tl_make_pages(tl_model *m) {
+    int i;
+    char nm[96];
+    tl_add(m, "p.a", SAFELOAD_BF16, 1537, 2049);
+    tl_add(m, "p.b", SAFELOAD_F32, 1024, 1031);
+    tl_add(m, "p.c", SAFELOAD_BF16, 2048, 2500);
+    tl_add(m, "p.d", SAFELOAD_F16, 1000, 3001);
+    for (i = 0; i < 300; i++) {
+        snprintf(nm, sizeof nm, "p.small.%03d", i);
+        tl_add(m, nm, SAFELOAD_BF16, 1 + (uint64_t)(i % 5), 96 + (uint64_t)(i % 13));
+    }
+}
+
+/* One load_all with this policy, seams as set: checks the bytes, returns the stats. */
+static safeload_load_stats tl_pages_load(const tl_model *m, safeload_model *mod,
+                                         safeload_pages pol, int th, safeload_io io) {
+    safeload_load_desc d;
+    safeload_load_stats st;
+    safeload_loaded *l = NULL;
+    safeload_error e;
+    memset(&d, 0, sizeof d);
+    memset(&st, 0xEE, sizeof st);
+    d.threads = th;
+    d.io = io;
+    d.pages = pol;
+    d.stats = &st;
+    tl_touch_huge = 0;
+    CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK,
+              "pages %d threads %d io %d: %s", (int)pol, th, (int)io, e.message);
+    if (!l) { memset(&st, 0, sizeof st); return st; }
+    CHECK_MSG(tl_check_loaded(m, l->tensors, l->count), "pages %d threads %d io %d", (int)pol,
+              th, (int)io);
+    CHECK_EQ_U64(st.fresh_bytes, safeload_arena_capacity(l->arena));
+    CHECK(st.fresh_bytes >= 20u << 20);
+    safeload_loaded_free(l);
+    return st;
+}
+
+static void test_pages(void) {
+    static const safeload_io ios[2] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP};
+    tl_model m = {0};
+    char path[400];
+    safeload_model *mod;
+    safeload_error e;
+    safeload_load_stats st;
+    int th, io, pol, thp;
+    const uint64_t W = 2u << 20;
+    void *probe;
+    tl_make_pages(&m);
+    tl_path(path, sizeof path, "pages.safetensors");
+    CHECK(tl_save(&m, 0, m.n, path));
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    /* does this kernel take MADV_HUGEPAGE at all? */
+    probe = mmap(NULL, 4u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    thp = probe != MAP_FAILED && madvise(probe, 4u << 20, MADV_HUGEPAGE) == 0;
+    if (probe != MAP_FAILED) munmap(probe, 4u << 20);
+    /* as measured, every policy, threads, read and mmap: the same bytes */
+    for (pol = 0; pol <= 2; pol++)
+        for (th = 1; th <= 2; th++)
+            for (io = 0; io < 2; io++) {
+                st = tl_pages_load(&m, mod, (safeload_pages)pol, th, ios[io]);
+                if (pol == SAFELOAD_PAGES_NORMAL) {
+                    CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+                    CHECK_EQ_U64(st.huge_bytes, 0);
+                    CHECK(st.touch_huge_mbps == 0 && st.touch_normal_mbps == 0);
+                } else if (pol == SAFELOAD_PAGES_HUGE) {
+                    CHECK(st.pages == (thp ? SAFELOAD_PAGES_HUGE : SAFELOAD_PAGES_NORMAL));
+                    CHECK_EQ_U64(st.huge_bytes, thp ? st.fresh_bytes : 0);
+                    CHECK(st.touch_huge_mbps == 0 && st.touch_normal_mbps == 0);
+                } else {                        /* AUTO: it measured both, and chose */
+                    CHECK(st.pages == SAFELOAD_PAGES_HUGE || st.pages == SAFELOAD_PAGES_NORMAL);
+                    if (thp) {
+                        CHECK(st.touch_normal_mbps > 0 && st.touch_huge_mbps > 0);
+                        CHECK(st.huge_bytes >= 2 * W && st.huge_bytes <= st.fresh_bytes);
+                    }
+                }
+            }
+    if (!thp) {
+        fprintf(stderr, "  no transparent huge pages here: the policy seams are not run\n");
+        goto done;
+    }
+    /* huge pages slow (the seam): AUTO falls back to 4 KiB pages after its probe */
+    tl_touch_mode = 1;
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        CHECK_EQ_U64(st.huge_bytes, 2 * W);                 /* its two probe windows */
+        CHECK_EQ_U64(st.touch_normal_mbps, 2097);           /* 2 MiB in 1 ms */
+        CHECK_EQ_U64(st.touch_huge_mbps, 20);               /* 4 MiB in 200 ms */
+    }
+    /* huge pages fast: AUTO keeps them throughout */
+    tl_touch_mode = 2;
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);  /* all but 2 probe windows */
+        CHECK(st.touch_huge_mbps > 1000000 && st.touch_normal_mbps == 2097);
+    }
+    /* huge pages turn slow after the probe: the first verdict (8 MiB later) switches the rest */
+    tl_touch_mode = 3;
+    tl_touch_fast = 2;
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 6 * W);   /* probe 2 + one verdict's 4 */
+        CHECK(st.huge_bytes >= 6 * W && st.huge_bytes < st.fresh_bytes);
+        CHECK_EQ_U64(st.touch_huge_mbps, 20);
+    }
+    /* ... and where the kernel refuses 4 KiB pages for the rest, huge pages stay */
+    tl_madv_fail = 8;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
+    CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+    CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);
+    /* a refused probe window: nothing measured, 4 KiB pages */
+    tl_madv_fail = 2;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
+    CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+    CHECK_EQ_U64(st.huge_bytes, W);                     /* the one huge window before it */
+    CHECK(st.touch_huge_mbps == 0 && st.touch_normal_mbps == 0);
+    /* no MADV_POPULATE_WRITE (kernels before 5.14): the probe writes its windows instead and
+       still decides; the reads fault the rest in */
+    tl_madv_fail = 4;
+    tl_touch_mode = 1;
+    tl_populates = 0;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 2, SAFELOAD_IO_READ);
+    CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+    CHECK_EQ_U64(st.huge_bytes, 2 * W);
+    CHECK_EQ_U64(st.touch_normal_mbps, 2097);
+    CHECK_EQ_U64(tl_populates, 1);                      /* asked once, then not again */
+    tl_populates = 0;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_HUGE, 2, SAFELOAD_IO_MMAP);
+    CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+    CHECK(tl_populates == 1);
+    /* no transparent huge pages (MADV_HUGEPAGE refused): every policy runs 4 KiB pages */
+    tl_madv_fail = 1;
+    tl_touch_mode = 2;
+    for (pol = 0; pol <= 2; pol++) {
+        st = tl_pages_load(&m, mod, (safeload_pages)pol, 2, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        CHECK_EQ_U64(st.huge_bytes, 0);
+        CHECK(st.touch_huge_mbps == 0 && st.touch_normal_mbps == 0);
+    }
+    tl_madv_fail = 0;
+    tl_touch_mode = 0;
+done:
+    {   /* no fresh pages of its own: caller destinations, an allocator's arena; a bad policy */
+        safeload_load_desc d;
+        safeload_request rq;
+        safeload_loaded *l = NULL;
+        safeload_arena *a = NULL;
+        tl_alloc ta;
+        const tl_tensor *t = tl_get(&m, "p.c");
+        unsigned char *buf = (unsigned char *)malloc(t->nbytes);
+        memset(&d, 0, sizeof d);
+        memset(&rq, 0, sizeof rq);
+        d.stats = &st;
+        rq.name = "p.c";
+        rq.dst = buf;
+        rq.dst_size = t->nbytes;
+        CHECK(safeload_load(mod, &rq, 1, &d, &a, &e) == SAFELOAD_OK && a == NULL);
+        CHECK(memcmp(buf, t->data, t->nbytes) == 0);
+        CHECK(st.pages == SAFELOAD_PAGES_AUTO && st.fresh_bytes == 0 && st.huge_bytes == 0);
+        d.allocator = tl_allocator(&ta, -1);
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+        CHECK(l && tl_check_loaded(&m, l->tensors, l->count));
+        CHECK(st.pages == SAFELOAD_PAGES_AUTO && st.huge_bytes == 0);
+        CHECK_EQ_U64(st.fresh_bytes, safeload_arena_capacity(l ? l->arena : NULL));
+        safeload_loaded_free(l);
+        CHECK(ta.live == 0);
+        memset(&d, 0, sizeof d);
+        d.pages = (safeload_pages)3;
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) ==
+              SAFELOAD_INVALID_ARGUMENT && l == NULL);
+        CHECK(strstr(e.message, "page policy") != NULL);
+        free(buf);
+    }
+    safeload_model_close(mod);
+    if (!getenv("TL_KEEP")) remove(path);
+    tl_free_model(&m);
+}
+
+/* ---- reuse: a later load into an earlier load's arena touches no fresh memory ---- */
+static void tl_scribble(const safeload_loaded *l) {
+    size_t i;
+    for (i = 0; i < l->count; i++) memset(l->tensors[i].data, 0xA5, (size_t)l->tensors[i].nbytes);
+}
+
+static void test_arena_reuse(void) {
+    tl_model m = {0}, half = {0};
+    char path[400], path2[400];
+    safeload_model *mod, *mod2;
+    safeload_error e;
+    safeload_load_desc d;
+    safeload_load_stats st;
+    safeload_loaded *l = NULL, *l2 = NULL;
+    safeload_arena *a = NULL, *out = NULL;
+    safeload_request rq[3];
+    tl_alloc ta;
+    uint64_t cap;
+    int th;
+    size_t i;
+    long k;
+    tl_make_pages(&m);
+    for (i = 2; i < m.n; i++) {             /* a smaller model: the same minus p.a, p.b */
+        tl_add(&half, m.t[i].name, m.t[i].dtype, m.t[i].shape[0], m.t[i].shape[1]);
+        memcpy(half.t[half.n - 1].data, m.t[i].data, m.t[i].nbytes);
+    }
+    tl_path(path, sizeof path, "reuse.safetensors");
+    tl_path(path2, sizeof path2, "reuse-half.safetensors");
+    CHECK(tl_save(&m, 0, m.n, path) && tl_save(&half, 0, half.n, path2));
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_model_open(&mod2, path2, NULL, &e) == SAFELOAD_OK);
+
+    /* model switching: big, small, big again, every policy and thread count, into one arena */
+    for (th = 1; th <= 2; th++) {
+        memset(&d, 0, sizeof d);
+        d.threads = th;
+        d.stats = &st;
+        d.pages = (safeload_pages)(th == 1 ? SAFELOAD_PAGES_AUTO : SAFELOAD_PAGES_NORMAL);
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+        if (!l) break;
+        a = l->arena;
+        l->arena = NULL;                    /* the arena is ours now; l holds the requests */
+        cap = safeload_arena_capacity(a);
+        CHECK(cap >= 20u << 20 && st.fresh_bytes == cap);
+        d.reuse = a;
+        tl_scribble(l);
+        CHECK(safeload_load_all(mod2, SAFELOAD_DTYPE_NONE, &d, &l2, &e) == SAFELOAD_OK);
+        CHECK(l2 && l2->arena == NULL && tl_check_loaded(&half, l2->tensors, l2->count));
+        CHECK_EQ_U64(st.fresh_bytes, 0);
+        CHECK(st.pages == SAFELOAD_PAGES_AUTO && st.huge_bytes == 0);
+        CHECK(l2 && (unsigned char *)l2->tensors[0].data >= (unsigned char *)l->tensors[0].data &&
+              (unsigned char *)l2->tensors[0].data < (unsigned char *)l->tensors[0].data + cap);
+        safeload_loaded_free(l2);
+        l2 = NULL;
+        tl_scribble(l);
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l2, &e) == SAFELOAD_OK);
+        CHECK(l2 && tl_check_loaded(&m, l2->tensors, l2->count));
+        CHECK(l2 && l2->tensors[0].data == l->tensors[0].data);   /* the same layout, again */
+        CHECK_EQ_U64(st.fresh_bytes, 0);
+        CHECK_EQ_U64(safeload_arena_capacity(a), cap);
+        safeload_loaded_free(l2);
+        safeload_loaded_free(l);
+        l = l2 = NULL;
+        safeload_arena_free(a);
+    }
+
+    /* requests, a counting allocator: a reused arena takes no allocation the size of one;
+       *arena gives the same arena back (and may be NULL) */
+    memset(&d, 0, sizeof d);
+    d.allocator = tl_allocator(&ta, -1);
+    d.stats = &st;
+    CHECK(safeload_arena_create(&a, 1u << 20, &d, &e) == SAFELOAD_OK && a);
+    CHECK(ta.big == 1 && safeload_arena_capacity(a) == (1u << 20) && st.fresh_bytes == (1u << 20));
+    memset(rq, 0, sizeof rq);
+    rq[0].name = "p.small.007";
+    rq[1].name = "p.small.100";
+    rq[2].name = "p.b";                     /* 4 MiB: does not fit, the arena grows */
+    d.reuse = a;
+    CHECK(safeload_load(mod, rq, 2, &d, &out, &e) == SAFELOAD_OK && out == a);
+    CHECK(tl_check_loaded(&m, rq, 2) && ta.big == 1 && st.fresh_bytes == 0);
+    CHECK(safeload_load(mod, rq, 3, &d, NULL, &e) == SAFELOAD_OK);
+    CHECK(tl_check_loaded(&m, rq, 3) && ta.big == 2);
+    CHECK(st.fresh_bytes == safeload_arena_capacity(a) && st.fresh_bytes >= 4222976);
+    CHECK(safeload_load(mod, rq, 3, &d, &out, &e) == SAFELOAD_OK && out == a);
+    CHECK(tl_check_loaded(&m, rq, 3) && ta.big == 2 && st.fresh_bytes == 0);
+    /* a failed load leaves the arena the caller's and whole: the next load uses it */
+    rq[1].name = "no.such.tensor";
+    CHECK(safeload_load(mod, rq, 3, &d, &out, &e) == SAFELOAD_NOT_FOUND && out == NULL);
+    rq[1].name = "p.small.100";
+    fi_set(FI_FAIL_AT, 1);                  /* an I/O error in the middle */
+    d.threads = 1;
+    CHECK(safeload_load(mod, rq, 3, &d, &out, &e) == SAFELOAD_IO_ERROR && out == NULL);
+    fi_set(FI_NONE, -1);
+    CHECK(rq[0].data == NULL && rq[2].data == NULL);
+    CHECK(safeload_load(mod, rq, 3, &d, &out, &e) == SAFELOAD_OK && out == a);
+    CHECK(tl_check_loaded(&m, rq, 3) && ta.big == 2);
+    safeload_arena_free(a);
+    CHECK(ta.live == 0);
+
+    /* safeload_arena_create: arguments */
+    CHECK(safeload_arena_create(NULL, 1, NULL, &e) == SAFELOAD_INVALID_ARGUMENT);
+    memset(&d, 0, sizeof d);
+    d.pages = (safeload_pages)7;
+    CHECK(safeload_arena_create(&a, 1, &d, &e) == SAFELOAD_INVALID_ARGUMENT && a == NULL);
+    CHECK(safeload_arena_create(&a, ~(uint64_t)0, NULL, &e) == SAFELOAD_OVERFLOW && a == NULL);
+    CHECK(safeload_arena_capacity(NULL) == 0);
+    /* OS pages with a policy, first touched up front: a load into it touches nothing fresh */
+    memset(&d, 0, sizeof d);
+    d.pages = SAFELOAD_PAGES_NORMAL;
+    d.stats = &st;
+    CHECK(safeload_arena_create(&a, 64u << 20, &d, &e) == SAFELOAD_OK);
+    CHECK(st.pages == SAFELOAD_PAGES_NORMAL && st.fresh_bytes == (64u << 20));
+    d.reuse = a;
+    d.threads = 2;
+    CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+    CHECK(l && tl_check_loaded(&m, l->tensors, l->count));
+    CHECK(st.fresh_bytes == 0 && st.pages == SAFELOAD_PAGES_AUTO);
+    safeload_loaded_free(l);
+    l = NULL;
+    safeload_arena_free(a);
+
+    /* allocation failure at every k: creating, loading into it, growing it; nothing leaks */
+    for (k = 0; k < 10000; k++) {
+        safeload_result r;
+        memset(&d, 0, sizeof d);
+        d.allocator = tl_allocator(&ta, k);
+        d.threads = 1 + (int)(k % 2);
+        a = NULL;
+        r = safeload_arena_create(&a, 4096, &d, &e);
+        CHECK_MSG(r == SAFELOAD_OK || (r == SAFELOAD_OUT_OF_MEMORY && a == NULL), "k=%ld", k);
+        if (r == SAFELOAD_OK) {
+            d.reuse = a;
+            r = safeload_load(mod, rq, 2, &d, &out, &e);           /* fits */
+            CHECK_MSG(r == SAFELOAD_OK || r == SAFELOAD_OUT_OF_MEMORY, "k=%ld", k);
+            if (r == SAFELOAD_OK) r = safeload_load(mod, rq, 3, &d, &out, &e);   /* grows */
+            CHECK_MSG(r == SAFELOAD_OK || r == SAFELOAD_OUT_OF_MEMORY, "k=%ld", k);
+            if (r == SAFELOAD_OK) CHECK(tl_check_loaded(&m, rq, 3) && out == a);
+            if (r != SAFELOAD_OK) CHECK(out == NULL);
+            safeload_arena_free(a);
+        }
+        CHECK_MSG(ta.live == 0, "k=%ld: %ld allocations leaked", k, ta.live);
+        if (r == SAFELOAD_OK && k > ta.calls) break;            /* past the last allocation */
+    }
+    CHECK(k < 10000);
+    safeload_model_close(mod);
+    safeload_model_close(mod2);
+    remove(path);
+    remove(path2);
+    tl_free_model(&m);
+    tl_free_model(&half);
+}
+
 int main(void) {
     tl_model m;
     char path[400];
@@ -3120,6 +3488,8 @@ int main(void) {
     test_io_auto();
     test_mixed_run();
     test_slices_any_dim();
+    test_pages();
+    test_arena_reuse();
     {
         /* allocation failures on a smaller checkpoint (the loop runs once per allocation) */
         tl_model s;
