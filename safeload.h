@@ -7758,9 +7758,18 @@ static int sl__host_task(sl__load *L, sl__worker *w, const sl__task *t) {
                     iov[nv++].iov_len = g;
                     at += g;
                 }
+                at += s->len;
+                /* pieces that land back to back (an arena keeps file order) are one vector:
+                   the kernel's cost is per vector, and a run of 100,000 small tensors
+                   becomes a few big reads */
+                if (nv && k && (unsigned char *)iov[nv - 1].iov_base + iov[nv - 1].iov_len ==
+                               L->reqs[s->req].dst + s->src_pos &&
+                    iov[nv - 1].iov_base != w->staging) {
+                    iov[nv - 1].iov_len += (size_t)s->len;
+                    continue;
+                }
                 iov[nv].iov_base = L->reqs[s->req].dst + s->src_pos;
                 iov[nv++].iov_len = (size_t)s->len;
-                at += s->len;
             }
             while (left) {
                 ssize_t got = SAFELOAD_PREADV(f->src.fd, iov + first, nv - first, (off_t)off);

@@ -59,6 +59,11 @@ static ssize_t tl_preadv(int fd, const struct iovec *iov, int cnt, off_t off) {
     long k = __atomic_fetch_add(&fi_count, 1, __ATOMIC_RELAXED);
     if (fi_mode == FI_EINTR && (k & 1)) { errno = EINTR; return -1; }
     if (fi_mode == FI_SHORT && cnt > 1) cnt = cnt / 2;
+    if (fi_mode == FI_SHORT && cnt == 1 && iov[0].iov_len > 4) {
+        struct iovec half = iov[0];         /* one vector (a merged run): half of it */
+        half.iov_len = half.iov_len / 2 + (size_t)(k % 3);
+        return preadv(fd, &half, 1, off);
+    }
     if (fi_mode == FI_FAIL_AT && k == fi_at) { errno = EIO; return -1; }
     return preadv(fd, iov, cnt, off);
 }
