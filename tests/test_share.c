@@ -18,6 +18,7 @@ static ssize_t ts_preadv(int fd, const struct iovec *iov, int cnt, off_t off);
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
+#include "fakedev.h"
 
 static __thread int ts_rank = -1;           /* the rank a thread loads for (workers: -1) */
 static __thread int ts_fail_me;             /* this load thread's reads fail */
@@ -48,7 +49,7 @@ typedef struct fc {
     void *buf[FC_MAXR];
     size_t n[FC_MAXR];
     uint64_t *val[FC_MAXR];
-    long calls[FC_MAXR], bcasts, maxes, mismatches, hangs;
+    long calls[FC_MAXR], bcasts, dev_bcasts, maxes, mismatches, hangs;
     uint64_t bcast_bytes;
     int fail_rank, fail_kind;               /* this rank's fail_call-th call of fail_kind */
     long fail_call;                         /* reports failure after taking part (-1: none) */
@@ -85,6 +86,7 @@ static int fc_call(fc_rank *r, int kind, void *buf, size_t n, int root, int dev,
             for (i = 0; i < w->world; i++)
                 if (i != root) memcpy(w->buf[i], w->buf[root], n);
             w->bcasts++;
+            w->dev_bcasts += dev != 0;
             w->bcast_bytes += n;
         } else if (kind == FC_MAX) {
             uint64_t m = 0;
@@ -123,6 +125,7 @@ static char ts_dir[64], ts_index[128];
 typedef struct ts_t { char name[64]; safeload_dtype dt; uint64_t shape[2]; unsigned char *data; uint64_t n; } ts_t;
 static ts_t ts_t_[1200];
 static size_t ts_n;
+static fake_dev ts_dev[FC_MAXR + 1];         /* one per rank, and the plain load's */
 
 static void ts_make(void) {
     size_t i, half;
@@ -176,7 +179,7 @@ static void ts_make(void) {
 }
 
 /* The requests every rank makes: all tensors; cfg 1 adds casts, slices and caller memory;
-   cfg 2 casts and slices nearly every one. */
+   cfg 2 casts and slices nearly every one; cfg 3 puts every 4th in device memory. */
 static void ts_requests(safeload_request *rq, unsigned char **own, int cfg) {
     size_t i;
     memset(rq, 0, ts_n * sizeof *rq);
@@ -185,6 +188,11 @@ static void ts_requests(safeload_request *rq, unsigned char **own, int cfg) {
         rq[i].name = t->name;
         own[i] = NULL;
         if (cfg == 0) continue;
+        if (cfg == 3) {                 /* every 4th into (fake) device memory */
+            rq[i].device = i % 4 == 0;
+            if (i % 3 == 1 && t->dt == SAFELOAD_BF16) rq[i].dtype = SAFELOAD_F32;
+            continue;
+        }
         if (cfg == 2) {                 /* nearly all cast: the parts' cuts land in casts */
             if (t->dt == SAFELOAD_BF16) rq[i].dtype = SAFELOAD_F32;
             rq[i].slice_dim = 1;
@@ -243,6 +251,7 @@ static void *ts_rank_main(void *arg) {
     d.stats = &j->st;
     d.chunk_size = 65536;
     d.allocator = j->alloc;
+    if (j->cfg == 3) d.hooks = fd_hooks(&ts_dev[j->rank]);
     d.share.rank = j->rank;
     d.share.world = j->w->world;
     d.share.user = &me;
@@ -279,6 +288,7 @@ static void ts_reference(int cfg) {
     memset(&d, 0, sizeof d);
     d.stats = &st;
     d.chunk_size = 65536;
+    if (cfg == 3) d.hooks = fd_hooks(&ts_dev[FC_MAXR]);
     CHECK(safeload_load(m, ts_ref, ts_n, &d, &ts_ref_arena, &e) == SAFELOAD_OK);
     ts_ref_read = st.bytes_read;
     safeload_model_close(m);
@@ -307,7 +317,7 @@ static void ts_go(fc *w, ts_job *jobs, int world) {
 
 static void test_shared_loads(void) {
     int cfg, world, threads;
-    for (cfg = 0; cfg < 3; cfg++) {
+    for (cfg = 0; cfg < 4; cfg++) {
         ts_reference(cfg);
         for (world = 1; world <= 4; world++)
             for (threads = 1; threads <= 3; threads += 2) {
@@ -339,6 +349,13 @@ static void test_shared_loads(void) {
                                   (unsigned long long)ts_ref_read);
                     CHECK_MSG(w.bcasts == world, "world %d: %ld broadcasts", world, w.bcasts);
                     CHECK_EQ_U64(w.maxes, 2);
+                } else if (cfg == 3) {
+                    /* device destinations: their broadcasts say so (device pointers) */
+                    int v;
+                    CHECK_EQ_U64(sum, ts_ref_read);
+                    CHECK_MSG(w.dev_bcasts >= 1 && w.dev_bcasts < w.bcasts, "world %d: %ld of %ld",
+                              world, w.dev_bcasts, w.bcasts);
+                    for (v = 0; v <= world; v++) CHECK_EQ_U64(ts_dev[v == world ? FC_MAXR : v].violations, 0);
                 } else {
                     /* slices: a rank may read a small gap the plain load read too, or not */
                     CHECK_MSG(sum >= ts_ref_read * 9 / 10 && sum <= ts_ref_read * 11 / 10,
@@ -542,11 +559,13 @@ int main(void) {
     size_t i;
     char cmd[200];
     ts_make();
+    for (i = 0; i <= FC_MAXR; i++) fd_init(&ts_dev[i], 0);
     test_shared_loads();
     test_share_failures();
     test_tensor_parallel();
     for (i = 0; i < ts_n; i++) { free(ts_t_[i].data); free(ts_ref_own[i]); }
     safeload_arena_free(ts_ref_arena);
+    for (i = 0; i <= FC_MAXR; i++) fd_destroy(&ts_dev[i]);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", ts_dir);
     if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
     return tu_finish("test_share");
