@@ -389,6 +389,210 @@ static void bench_auto(const char *path) {
     safeload_model_close(m);
 }
 
+/* ---- host memory states: the same loads into fresh memory, memory just freed vs idle ----
+   Backed: just before the run the bench maps SAFELOAD_BENCH_BACKED_MB (default 1.5x the
+   bigger file, at least 1 GiB) of anonymous memory with huge pages, touches it and frees it, so
+   the memory a load takes is still backed by the host. Idle: the bench sleeps
+   SAFELOAD_BENCH_IDLE_S (default 6) seconds first, long enough for a balloon's free page
+   reporting (2 s on Linux) to hand the freed memory back to the host. On bare metal both
+   states read alike. Loaders, interleaved (their order rotates each repetition): one read()
+   into fresh malloc (threads split the file), the C peers' way (mmap + per-tensor malloc +
+   memcpy, threads split the tensors), safeload_load_all with each page policy. Times cover
+   open to loaded (the header parse included), not the freeing; minor faults per run. */
+#include <sys/resource.h>
+enum { L_READ, L_PEER, L_AUTO, L_HUGE, L_NORMAL, L_COUNT };
+static const char *const ld_names[L_COUNT] = {
+    "read() into fresh malloc", "mmap + per-tensor malloc+memcpy", "safeload default (auto)",
+    "safeload pages huge", "safeload pages normal"};
+
+static void make_backed(uint64_t mb) {
+    size_t sz = (size_t)mb << 20, i;
+    unsigned char *p = (unsigned char *)mmap(NULL, sz, PROT_READ | PROT_WRITE,
+                                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    madvise(p, sz, MADV_HUGEPAGE);
+    for (i = 0; i < sz; i += 4096) p[i] = 1;
+    munmap(p, sz);
+}
+
+static long minflt(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+static double loadavg(void) {
+    double a = 0;
+    FILE *fp = fopen("/proc/loadavg", "r");
+    if (fp) { if (fscanf(fp, "%lf", &a) != 1) a = 0; fclose(fp); }
+    return a;
+}
+
+typedef struct peer_job { const unsigned char *map; const safeload_tensor *const *t; size_t a, b; void **out; } peer_job;
+static void *peer_run(void *arg) {
+    peer_job *j = (peer_job *)arg;
+    size_t i;
+    for (i = j->a; i < j->b; i++) {
+        j->out[i] = malloc((size_t)j->t[i]->nbytes ? (size_t)j->t[i]->nbytes : 1);
+        memcpy(j->out[i], j->map + j->t[i]->file_offset, (size_t)j->t[i]->nbytes);
+    }
+    return NULL;
+}
+
+/* one timed load of `path` into fresh memory by loader `ld`; frees after timing */
+static double ms_run(const char *path, int ld, int th, safeload_load_stats *st) {
+    safeload_error e;
+    double t0 = bu_now(), t;
+    if (ld == L_READ) {
+        int fd = open(path, O_RDONLY);
+        struct stat sb;
+        unsigned char *dst;
+        fstat(fd, &sb);
+        dst = (unsigned char *)malloc((size_t)sb.st_size);
+        run_split(th, pread_job, fd, dst, NULL, 0, (uint64_t)sb.st_size);
+        t = bu_now() - t0;
+        free(dst);
+        close(fd);
+    } else if (ld == L_PEER) {
+        safeload_file *f;
+        size_t n, i, sum = 0, half = 0;
+        const safeload_tensor **tv;
+        void **out;
+        int fd = open(path, O_RDONLY);
+        struct stat sb;
+        unsigned char *map;
+        peer_job jb[2];
+        pthread_t tid;
+        fstat(fd, &sb);
+        map = (unsigned char *)mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (safeload_open(&f, path, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
+        n = safeload_tensor_count(f);
+        tv = (const safeload_tensor **)malloc(n * sizeof *tv);
+        out = (void **)malloc(n * sizeof *out);
+        for (i = 0; i < n; i++) { tv[i] = safeload_tensor_at(f, i); sum += (size_t)tv[i]->nbytes; }
+        for (i = 0; i < n && half < sum / 2; i++) half += (size_t)tv[i]->nbytes;
+        jb[0].map = jb[1].map = map; jb[0].t = jb[1].t = tv; jb[0].out = jb[1].out = out;
+        jb[0].a = 0; jb[0].b = th > 1 ? i : n; jb[1].a = i; jb[1].b = n;
+        if (th > 1) pthread_create(&tid, NULL, peer_run, &jb[1]);
+        peer_run(&jb[0]);
+        if (th > 1) pthread_join(tid, NULL);
+        munmap(map, (size_t)sb.st_size);
+        close(fd);
+        t = bu_now() - t0;
+        for (i = 0; i < n; i++) free(out[i]);
+        free(out);
+        free(tv);
+        safeload_close(f);
+    } else {
+        safeload_model *m;
+        safeload_loaded *l;
+        safeload_load_desc d;
+        memset(&d, 0, sizeof d);
+        d.threads = th;
+        d.pages = ld == L_HUGE ? SAFELOAD_PAGES_HUGE : ld == L_NORMAL ? SAFELOAD_PAGES_NORMAL
+                                                                     : SAFELOAD_PAGES_AUTO;
+        d.stats = st;
+        if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK ||
+            safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e) != SAFELOAD_OK) {
+            fprintf(stderr, "%s\n", e.message);
+            exit(1);
+        }
+        t = bu_now() - t0;
+        safeload_loaded_free(l);
+        safeload_model_close(m);
+    }
+    return t;
+}
+
+#define MS_MAX_REPS 64
+typedef struct ms_cell { double t[MS_MAX_REPS], load[MS_MAX_REPS]; long flt[MS_MAX_REPS]; int n, huge_runs; } ms_cell;
+
+static double ms_med(ms_cell *c, double *lo, double *hi) {
+    double v[MS_MAX_REPS];
+    int i;
+    memcpy(v, c->t, sizeof(double) * (size_t)c->n);
+    *lo = *hi = v[0];
+    for (i = 0; i < c->n; i++) { if (v[i] < *lo) *lo = v[i]; if (v[i] > *hi) *hi = v[i]; }
+    return bu_median(v, c->n);
+}
+
+static void ms_measure(ms_cell *c, const char *path, int ld, int th, int state, uint64_t backed_mb,
+                       int idle_s) {
+    safeload_load_stats st;
+    long f0;
+    memset(&st, 0, sizeof st);
+    if (state) make_backed(backed_mb); else sleep((unsigned)idle_s);
+    c->load[c->n] = loadavg();
+    f0 = minflt();
+    c->t[c->n] = ms_run(path, ld, th, &st);
+    c->flt[c->n] = minflt() - f0;
+    if (ld == L_AUTO && st.pages == SAFELOAD_PAGES_HUGE) c->huge_runs++;
+    c->n++;
+}
+
+static void bench_memory_states(const char *dense, const char *moe) {
+    uint64_t dsz, msz, backed_mb;
+    int idle_s = (int)env_u64("SAFELOAD_BENCH_IDLE_S", 6), st, th, ld, r, k;
+    static ms_cell cell[2][3][L_COUNT], moecell[2];   /* [state][threads][loader] */
+    struct stat sb;
+    memset(cell, 0, sizeof cell);
+    memset(moecell, 0, sizeof moecell);
+    stat(dense, &sb); dsz = (uint64_t)sb.st_size;
+    stat(moe, &sb); msz = (uint64_t)sb.st_size;
+    backed_mb = env_u64("SAFELOAD_BENCH_BACKED_MB", SL__MAX((uint64_t)1024, SL__MAX(dsz, msz) * 3 / 2 >> 20));
+    printf("\nhost memory states (%s, %.2f GiB; MoE %s), %d rep%s, idle = %d s asleep first, "
+           "backed = %llu MiB touched and freed first; load average %.2f at the start\n", dense,
+           (double)dsz / 1073741824.0, moe, reps, reps > 1 ? "s" : "", idle_s,
+           (unsigned long long)backed_mb, loadavg());
+    {   /* warm the page cache */
+        double t = ms_run(dense, L_READ, 2, NULL) + ms_run(moe, L_READ, 2, NULL);
+        (void)t;
+    }
+    for (r = 0; r < reps && r < MS_MAX_REPS; r++)
+        for (st = 0; st < 2; st++)
+            for (th = 1; th <= 2; th++) {
+                for (k = 0; k < L_COUNT; k++) {
+                    ld = (k + r) % L_COUNT;             /* rotate: no loader always follows one */
+                    ms_measure(&cell[st][th][ld], dense, ld, th, st, backed_mb, idle_s);
+                }
+                if (th == 2) ms_measure(&moecell[st], moe, L_AUTO, 2, st, backed_mb, idle_s);
+            }
+    for (st = 0; st < 2; st++) {
+        printf("  %s\n", st ? "memory freed just before (backed)" : "memory idle >= 6 s before (host took it back)");
+        for (th = 1; th <= 2; th++) {
+            double base[2] = {0, 0};
+            for (ld = 0; ld < L_COUNT; ld++) {
+                ms_cell *c = &cell[st][th][ld];
+                double lo, hi, med = ms_med(c, &lo, &hi), la = 0;
+                long fl[MS_MAX_REPS];
+                int i;
+                for (i = 0; i < c->n; i++) { la += c->load[i]; fl[i] = c->flt[i]; }
+                if (ld < 2) base[ld] = med;
+                printf("    %d thread%s %-32s %7.3f s [%.3f-%.3f] %6.2f GB/s  %7ld faults  load %.1f",
+                       th, th > 1 ? "s" : " ", ld_names[ld], med, lo, hi, (double)dsz / 1e9 / med,
+                       fl[0], la / c->n);
+                if (ld >= 2)
+                    printf("  = %.2fx read(), %.2fx peer", base[0] / med, base[1] / med);
+                if (ld == L_AUTO) printf(" (auto kept huge pages in %d of %d)", c->huge_runs, c->n);
+                printf("\n");
+            }
+        }
+    }
+    for (st = 0; st < 2; st++) {
+        double lo, hi, md = ms_med(&cell[st][2][L_AUTO], &lo, &hi), mm = ms_med(&moecell[st], &lo, &hi);
+        printf("  MoE vs dense, safeload default, 2 threads, %s: %.2f vs %.2f GB/s = %.2fx (target >= 0.85)\n",
+               st ? "backed" : "idle  ", (double)msz / 1e9 / mm, (double)dsz / 1e9 / md,
+               ((double)msz / mm) / ((double)dsz / md));
+    }
+    for (st = 0; st < 2; st++) {
+        double lo, hi, a = ms_med(&cell[st][2][L_AUTO], &lo, &hi);
+        double b = SL__MIN(ms_med(&cell[st][2][L_READ], &lo, &hi), ms_med(&cell[st][2][L_PEER], &lo, &hi));
+        printf("  default vs the faster naive baseline, 2 threads, %s: %.2fx (target >= %s)\n",
+               st ? "backed" : "idle  ", b / a, st ? "2.0" : "1.0");
+    }
+    printf("  load average %.2f at the end\n", loadavg());
+}
+
 int main(void) {
     const char *dir = getenv("SAFELOAD_BENCH_DIR") ? getenv("SAFELOAD_BENCH_DIR") : "build/bench";
     uint64_t dense_mb = env_u64("SAFELOAD_BENCH_DENSE_MB", 2048);
@@ -408,10 +612,16 @@ int main(void) {
         fprintf(stderr, "cannot write the checkpoints\n");
         return 1;
     }
+    /* SAFELOAD_BENCH_ONLY=memory: the host memory states alone */
+    if (getenv("SAFELOAD_BENCH_ONLY") && strcmp(getenv("SAFELOAD_BENCH_ONLY"), "memory") == 0) {
+        bench_memory_states(dense, moe);
+        return 0;
+    }
     bench_file("dense", dense, dense, rd);
     bench_file("moe", moe, moe, rm);
     bench_file("sharded (4 shards + index)", sharded, dense, rs);
     bench_auto(dense);
+    bench_memory_states(dense, moe);
     printf("\nMoE vs dense, safeload into its arena: 1 thread %.2fx, 2 threads %.2fx (target >= 0.85)\n",
            rm[1].alloc / rd[1].alloc, rm[2].alloc / rd[2].alloc);
     printf("MoE vs dense, into prefaulted memory:  1 thread %.2fx, 2 threads %.2fx (io read); "
