@@ -123,6 +123,42 @@ static void test_device_loads(fake_dev *dev) {
     safeload_close(f);
 }
 
+/* desc.reuse with device requests: an arena's device memory is used again while it fits (no
+   device_alloc), and replaced (the old freed through the hooks) when it does not. */
+static void test_device_reuse(fake_dev *dev) {
+    safeload_file *f;
+    safeload_error e;
+    safeload_request rq[400];
+    safeload_load_desc d;
+    safeload_arena *arena = NULL, *out = NULL;
+    size_t i, half = td_n / 2;
+    long allocs;
+    int bad = 0;
+    CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
+    memset(&d, 0, sizeof d);
+    d.threads = 2;
+    d.device = SAFELOAD_DEVICE_HOOKS;
+    d.hooks = fd_hooks(dev);
+    fd_reset_counters(dev, -1, 0);
+    td_requests(rq, 4);
+    CHECK(safeload_load_file(f, rq, half, &d, &arena, &e) == SAFELOAD_OK && arena);
+    allocs = dev->calls[FD_DEVICE_ALLOC];
+    CHECK(allocs == 1 && dev->device_live == 1);
+    d.reuse = arena;                            /* the same half again: fits */
+    td_requests(rq, 4);
+    CHECK(safeload_load_file(f, rq, half, &d, &out, &e) == SAFELOAD_OK && out == arena);
+    for (i = 0; i < half; i++) bad += !td_expect(&rq[i], td_get(rq[i].name));
+    CHECK(bad == 0 && dev->calls[FD_DEVICE_ALLOC] == allocs && dev->device_live == 1);
+    td_requests(rq, 4);                         /* everything: the device part grows */
+    CHECK(safeload_load_file(f, rq, td_n, &d, &out, &e) == SAFELOAD_OK && out == arena);
+    for (i = 0, bad = 0; i < td_n; i++) bad += !td_expect(&rq[i], td_get(rq[i].name));
+    CHECK(bad == 0 && dev->calls[FD_DEVICE_ALLOC] == allocs + 1 && dev->device_live == 1);
+    CHECK_EQ_U64(dev->violations, 0);
+    safeload_arena_free(arena);
+    CHECK_EQ_U64(dev->device_live, 0);
+    safeload_close(f);
+}
+
 /* Device pointers the caller allocated, and a pinned budget that forces small buffers. */
 static void test_caller_device_ptrs(fake_dev *dev) {
     safeload_file *f;
@@ -932,6 +968,7 @@ int main(void) {
     td_make();
     fd_init(&dev, 0);
     test_device_loads(&dev);
+    test_device_reuse(&dev);
     test_caller_device_ptrs(&dev);
     test_pinned_budget(&dev);
     test_empty_device_tensors(&dev);
