@@ -1609,9 +1609,12 @@ static int sl__os_kind(const char *path, const safeload_allocator *a) {
    directory's plus a separator. Either way the file found must be the one open (device and
    inode), so a link swapped in between cannot pass. */
 #if !defined(SL__WINDOWS)
-/* the realpath check: path's real path under dir's plus a separator, and the file want */
+/* the realpath check: path's real path under dir's plus a separator, and the file want.
+   Strict C99 with a system header included first hides realpath and PATH_MAX (and O_PATH):
+   then neither check can answer, and CONFINE refuses every shard (-1), failing closed. */
 static int sl__os_beneath_realpath(const char *dir, const char *path, const struct stat *want,
                                    const safeload_allocator *a) {
+#  if defined(PATH_MAX)
     char *rd = (char *)sl__malloc(a, PATH_MAX + 1), *rp = (char *)sl__malloc(a, PATH_MAX + 1);
     struct stat got;
     size_t n;
@@ -1626,6 +1629,13 @@ static int sl__os_beneath_realpath(const char *dir, const char *path, const stru
     sl__free(a, rd);
     sl__free(a, rp);
     return rc;
+#  else
+    SL__UNUSED(dir);
+    SL__UNUSED(path);
+    SL__UNUSED(want);
+    SL__UNUSED(a);
+    return -1;
+#  endif
 }
 
 static int sl__os_beneath(const char *path, size_t dlen, sl__os_file fd,
@@ -1638,7 +1648,8 @@ static int sl__os_beneath(const char *path, size_t dlen, sl__os_file fd,
     dir[dlen] = 0;
     if (!dlen) dir[0] = '.', dir[1] = 0;                 /* a bare name: the working directory */
     if (fstat(fd, &want) != 0) { sl__free(a, dir); return -1; }
-#  if defined(__linux__) && (defined(SYS_openat2) || defined(__x86_64__) || defined(__aarch64__))
+#  if defined(__linux__) && defined(O_PATH) && defined(O_DIRECTORY) && \
+      (defined(SYS_openat2) || defined(__x86_64__) || defined(__aarch64__))
     {
         struct { uint64_t flags, mode, resolve; } oh;    /* struct open_how */
         struct stat got;
