@@ -28,7 +28,7 @@ SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 
 HDR     := safeload.h
 CLI     := $(BUILD)/safeload
-TESTH   := tests/testutil.h tests/fakedev.h tests/pagecache.h $(HDR)
+TESTH   := tests/testutil.h tests/fakedev.h tests/pagecache.h tests/shared_impl.h $(HDR)
 
 # unit tests: one program each, run by `make test` (normal and sanitizer builds)
 UNIT    := test_format test_writer test_cast test_load test_device test_macros test_share
@@ -42,104 +42,160 @@ UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 all: $(CLI)
 
 $(BUILD) $(BUILD)/san $(BUILD)/gsan $(BUILD)/tsan $(BUILD)/msan $(BUILD)/win $(BUILD)/msvc $(BUILD)/neon $(BUILD)/arm32 \
-$(BUILD)/fuzz:
+$(BUILD)/fuzz $(BUILD)/check $(BUILD)/ok $(BUILD)/log:
 	mkdir -p $@
 
 $(CLI): examples/safeload_cli.c $(HDR) | $(BUILD)
 	$(CC) $(STD) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/test_%: tests/test_%.c $(TESTH) | $(BUILD)
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests $< -o $@ $(LDLIBS)
+# ---- make test -------------------------------------------------------------------------------
+# Every compile is a file target and every test run leaves a stamp in build/ok/ (its output in
+# build/log/), so a second `make test` with nothing changed rebuilds and reruns nothing; a
+# change reruns what depends on it. The implementation is compiled once per configuration
+# (build/impl.o, build/san/impl.o, build/gsan/impl.o) and the unit tests that use only the
+# public API link it (they build with -DSL_TEST_SHARED_IMPL; alone they still define the
+# implementation themselves). test_cast and test_load reach inside (sl__ functions, I/O
+# seams) and test_macros swaps the allocator, so they compile their own.
+SHARED_UNIT := test_format test_writer test_device
+NPROC := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+OK  := $(BUILD)/ok
+LOG := $(BUILD)/log
+TESTDATA := $(wildcard tests/data/reference/*)
+# $(call run_test,COMMAND): run it into build/log/<stamp>.log; on success print its last line
+# and touch the stamp ($@), on failure print the whole log.
+run_test = @mkdir -p $(OK) $(LOG); if $(1) > $(LOG)/$(@F).log 2>&1; then \
+    echo "ok    $(@F): $$(tail -n 1 $(LOG)/$(@F).log | tr -d '\r' | grep . || echo ran)"; touch $@; \
+    else cat $(LOG)/$(@F).log; echo "FAILED $(@F) (log: $(LOG)/$(@F).log)"; exit 1; fi
 
-$(BUILD)/san/test_%: tests/test_%.c $(TESTH) | $(BUILD)/san
-	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -I. -Itests $< -o $@ $(LDLIBS)
-
+$(BUILD)/impl.o: tests/impl.c $(HDR) | $(BUILD)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -c $< -o $@
+$(BUILD)/san/impl.o: tests/impl.c $(HDR) | $(BUILD)/san
+	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -I. -c $< -o $@
 # gcc's sanitizer builds, with glibc's fortified string functions as Ubuntu's gcc turns them
 # on by default: every unit test builds (gcc then warns where clang does not, and -Werror
 # stops a user's `make test`), and the cast tests run (gcc lays out over-aligned locals
 # differently from clang under ASan's fake stack: an AVX-512 kernel's tail once faulted there)
-UNIT_GSAN := $(addprefix $(BUILD)/gsan/,$(UNIT))
+GSAN := -O1 -g $(SAN) -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3
+$(BUILD)/gsan/impl.o: tests/impl.c $(HDR) | $(BUILD)/gsan
+	$(CC) $(STD) $(WARN) $(GSAN) -I. -c $< -o $@
+
+# the unit tests on the shared implementation object
+$(addprefix $(BUILD)/,$(SHARED_UNIT)): $(BUILD)/%: tests/%.c $(TESTH) $(BUILD)/impl.o
+	$(CC) $(STD) $(WARN) $(CFLAGS) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/impl.o -o $@ $(LDLIBS)
+$(addprefix $(BUILD)/san/,$(SHARED_UNIT)): $(BUILD)/san/%: tests/%.c $(TESTH) $(BUILD)/san/impl.o
+	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/san/impl.o -o $@ $(LDLIBS)
+$(addprefix $(BUILD)/gsan/,$(SHARED_UNIT)): $(BUILD)/gsan/%: tests/%.c $(TESTH) $(BUILD)/gsan/impl.o
+	$(CC) $(STD) $(WARN) $(GSAN) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/gsan/impl.o -o $@ $(LDLIBS)
+# every other test: its own implementation
+$(BUILD)/test_%: tests/test_%.c $(TESTH) | $(BUILD)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests $< -o $@ $(LDLIBS)
+$(BUILD)/san/test_%: tests/test_%.c $(TESTH) | $(BUILD)/san
+	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -I. -Itests $< -o $@ $(LDLIBS)
 $(BUILD)/gsan/test_%: tests/test_%.c $(TESTH) | $(BUILD)/gsan
-	$(CC) $(STD) $(WARN) -O1 -g $(SAN) -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3 -I. -Itests $< \
-	    -o $@ $(LDLIBS)
+	$(CC) $(STD) $(WARN) $(GSAN) -I. -Itests $< -o $@ $(LDLIBS)
 
-# ---- make test -------------------------------------------------------------------------------
-test: test-unit test-weak test-cli test-readme test-cxx test-san test-win test-msvc
-	@echo "make test: all passed"
 
-test-unit: $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
+UNIT_OK := $(addprefix $(OK)/,$(UNIT))
+$(OK)/test_%: $(BUILD)/test_% $(TESTDATA)
+	$(call run_test,./$<)
+test-unit: $(UNIT_OK)
+
+UNIT_GSAN := $(addprefix $(BUILD)/gsan/,$(UNIT))
+SAN_OK := $(addprefix $(OK)/san-,$(UNIT)) $(OK)/gsan-test_cast
+SAN_RUN := ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 SAFELOAD_TEST_QUICK=1
+$(OK)/san-%: $(BUILD)/san/% $(TESTDATA)
+	$(call run_test,env $(SAN_RUN) ./$<)
+$(OK)/gsan-%: $(BUILD)/gsan/% $(TESTDATA)
+	$(call run_test,env $(SAN_RUN) ./$<)
+test-san: $(SAN_OK) $(UNIT_GSAN)
 
 # fail_io.so (tests/fail_io.c) makes reads and opens fail on cue for the CLI's error tests;
-# an LD_PRELOAD shim, so Linux only (elsewhere those tests are skipped)
-test-cli: $(CLI)
-	@if [ "$$(uname -s)" = Linux ] && $(CC) -shared -fPIC -O1 tests/fail_io.c \
-	    -o $(BUILD)/fail_io.so -ldl; then so=$(CURDIR)/$(BUILD)/fail_io.so; else so=; fi; \
-	FAIL_IO=$$so sh tests/test_cli.sh $(CLI)
+# an LD_PRELOAD shim, so Linux only (elsewhere those tests are skipped, and test_cli.sh says so)
+FAIL_IO_SO := $(if $(filter Linux,$(shell uname -s)),$(BUILD)/fail_io.so)
+$(BUILD)/fail_io.so: tests/fail_io.c | $(BUILD)
+	$(CC) -shared -fPIC -O1 $< -o $@ -ldl
+$(OK)/cli: $(CLI) $(FAIL_IO_SO) tests/test_cli.sh tests/show_cmp.sh $(TESTDATA)
+	$(call run_test,env FAIL_IO=$(if $(FAIL_IO_SO),$(CURDIR)/$(FAIL_IO_SO)) sh tests/test_cli.sh $(CLI))
+test-cli: $(OK)/cli
 
 # The README's quick start, as printed there: its safeload_impl.c and main.c (each ```c block
 # is found by its first line, a comment naming the file) built with its Linux compile line in
-# a folder of their own, then again under the warning flags and as C++; run on the sample.
+# a folder of their own, then main.c again under the warning flags and as C++; run on the sample.
 README_CODE = awk -v f='$(1)' '/^```c$$/ { s = 1; next } s { s = 0; if (index($$0, "/* " f ":") == 1) on = 1 } /^```$$/ { on = 0 } on' README.md
-test-readme: $(CLI) | $(BUILD)
-	rm -rf $(BUILD)/readme && mkdir -p $(BUILD)/readme && cp $(HDR) $(BUILD)/readme/
-	$(call README_CODE,safeload_impl.c) > $(BUILD)/readme/safeload_impl.c
-	$(call README_CODE,main.c) > $(BUILD)/readme/main.c
-	grep -q SAFELOAD_IMPLEMENTATION $(BUILD)/readme/safeload_impl.c
-	grep -q '^int main' $(BUILD)/readme/main.c
+RDM := $(BUILD)/readme
+$(RDM)/loadall: README.md $(HDR) | $(BUILD)
+	rm -rf $(RDM) && mkdir -p $(RDM) && cp $(HDR) $(RDM)/
+	$(call README_CODE,safeload_impl.c) > $(RDM)/safeload_impl.c
+	$(call README_CODE,main.c) > $(RDM)/main.c
+	grep -q SAFELOAD_IMPLEMENTATION $(RDM)/safeload_impl.c
+	grep -q '^int main' $(RDM)/main.c
 	line=$$(grep -m1 '^cc .*# Linux' README.md | sed 's/ *#.*//'); echo "$$line"; \
-	    test -n "$$line" && cd $(BUILD)/readme && sh -c "$$line"
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. $(BUILD)/readme/main.c $(BUILD)/readme/safeload_impl.c \
-	    -o $(BUILD)/readme/loadall_strict $(LDLIBS)
-	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -fsyntax-only $(BUILD)/readme/main.c
-	./$(CLI) sample $(BUILD)/readme/sample.safetensors > /dev/null
-	cd $(BUILD)/readme && ./loadall sample.safetensors > out.txt
-	grep -q '^model.embed_tokens.weight: F32, 8192 bytes at ' $(BUILD)/readme/out.txt
-	grep -q '^model.layers.0.mlp.experts.3.up_proj.weight: F32, 2048 bytes at ' $(BUILD)/readme/out.txt
-	test "$$(wc -l < $(BUILD)/readme/out.txt)" -eq 6
-	test "$$(./$(BUILD)/readme/loadall_strict $(BUILD)/readme/sample.safetensors | wc -l)" -eq 6
-	! ./$(BUILD)/readme/loadall $(BUILD)/no_such_file.safetensors 2> $(BUILD)/readme/err.txt
-	grep -q 'no_such_file.safetensors: IO_ERROR: ' $(BUILD)/readme/err.txt
-
-test-san: $(UNIT_SAN) $(UNIT_GSAN)
-	@set -e; for t in $(UNIT_SAN) $(BUILD)/gsan/test_cast; do echo "== $$t (ASan+UBSan+LSan)"; \
-	    ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 SAFELOAD_TEST_QUICK=1 ./$$t; \
-	done
+	    test -n "$$line" && cd $(RDM) && sh -c "$$line"
+$(RDM)/main_strict.o: $(RDM)/loadall
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -c $(RDM)/main.c -o $@
+	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -fsyntax-only $(RDM)/main.c
+$(OK)/readme: $(RDM)/loadall $(RDM)/main_strict.o $(CLI)
+	@mkdir -p $(OK)
+	./$(CLI) sample $(RDM)/sample.safetensors > /dev/null
+	cd $(RDM) && ./loadall sample.safetensors > out.txt
+	grep -q '^model.embed_tokens.weight: F32, 8192 bytes at ' $(RDM)/out.txt
+	grep -q '^model.layers.0.mlp.experts.3.up_proj.weight: F32, 2048 bytes at ' $(RDM)/out.txt
+	test "$$(wc -l < $(RDM)/out.txt)" -eq 6
+	! ./$(RDM)/loadall $(BUILD)/no_such_file.safetensors 2> $(RDM)/err.txt
+	grep -q 'no_such_file.safetensors: IO_ERROR: ' $(RDM)/err.txt
+	@touch $@; echo "ok    readme: the quick start builds as printed and runs"
+test-readme: $(OK)/readme
 
 # Named hooks: found through weak references when linked in; not found (HOOK_MISSING, the
-# documented trap) when they sit in a static archive nothing else pulls in.
-test-weak: | $(BUILD)
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests tests/test_weak.c tests/weak_hooks_def.c \
-	    -o $(BUILD)/test_weak $(LDLIBS)
-	./$(BUILD)/test_weak
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests -c tests/weak_hooks_def.c -o $(BUILD)/weak_hooks_def.o
-	rm -f $(BUILD)/libweakhooks.a && ar rcs $(BUILD)/libweakhooks.a $(BUILD)/weak_hooks_def.o
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests -DEXPECT_MISSING tests/test_weak.c \
-	    -L$(BUILD) -lweakhooks -o $(BUILD)/test_weak_archive $(LDLIBS)
-	./$(BUILD)/test_weak_archive
+# documented trap) when they sit in a static archive nothing else pulls in. Both link the
+# implementation as its own object, as the README's safeload_impl.c.
+$(BUILD)/weak_hooks_def.o: tests/weak_hooks_def.c tests/fakedev.h $(HDR) | $(BUILD)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests -c $< -o $@
+$(BUILD)/libweakhooks.a: $(BUILD)/weak_hooks_def.o
+	rm -f $@ && ar rcs $@ $<
+$(BUILD)/test_weak: tests/test_weak.c $(TESTH) $(BUILD)/weak_hooks_def.o $(BUILD)/impl.o
+	$(CC) $(STD) $(WARN) $(CFLAGS) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/weak_hooks_def.o \
+	    $(BUILD)/impl.o -o $@ $(LDLIBS)
+$(BUILD)/test_weak_archive: tests/test_weak.c $(TESTH) $(BUILD)/libweakhooks.a $(BUILD)/impl.o
+	$(CC) $(STD) $(WARN) $(CFLAGS) -DSL_TEST_SHARED_IMPL -DEXPECT_MISSING -I. -Itests $< \
+	    $(BUILD)/impl.o -L$(BUILD) -lweakhooks -o $@ $(LDLIBS)
+$(OK)/weak: $(BUILD)/test_weak
+	$(call run_test,./$<)
+$(OK)/weak_archive: $(BUILD)/test_weak_archive
+	$(call run_test,./$<)
+test-weak: $(OK)/weak $(OK)/weak_archive
 
-# The header compiles as C++ and as C99 with every switch, with gcc and clang, no warnings.
-test-cxx: | $(BUILD)
-	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. tests/compile_check.c -o $(BUILD)/cxx_check $(LDLIBS)
-	./$(BUILD)/cxx_check
-	$(CLANG) -x c++ -std=c++17 $(WARN) -O2 -I. -c tests/compile_check.c -o $(BUILD)/cxx17.o
-	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -c examples/safeload_cli.c -o $(BUILD)/cli_cxx.o
-	$(CC) $(STD) $(WARN) -O2 -I. -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD \
-	    tests/compile_check.c -o $(BUILD)/c_switches $(LDLIBS)
-	./$(BUILD)/c_switches
-	$(CLANG) $(STD) $(WARN) -O2 -I. -DSAFELOAD_NO_WEAK_HOOKS -c tests/compile_check.c -o $(BUILD)/clang.o
-	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O0 -I. -c tests/compile_check.c -o $(BUILD)/O0.o
-	$(CXX) -x c++ -std=c++11 $(WARN) -Wshadow -Wconversion -Wsign-conversion -O0 -I. \
-	    -c tests/compile_check.c -o $(BUILD)/cxx_O0.o
-	$(CC) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST tests/compile_check.c -o $(BUILD)/last_gcc $(LDLIBS)
-	./$(BUILD)/last_gcc
-	$(CLANG) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST tests/compile_check.c -o $(BUILD)/last_clang $(LDLIBS)
-	./$(BUILD)/last_clang
-	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O3 -I. -c tests/compile_check.c -o $(BUILD)/strict.o
-	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_O2.o
-	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O1 -I. -c tests/compile_check.c -o $(BUILD)/strict_O1.o
-	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -Os -I. -c tests/compile_check.c -o $(BUILD)/strict_Os.o
-	$(CLANG) $(STD) $(WARN) $(STRICT) -Wredundant-decls -Wcast-align -O2 -I. -c tests/compile_check.c -o $(BUILD)/strict_clang.o
+# The header compiles as C++ and as C99 with every switch, with gcc and clang, no warnings;
+# each build is a file of its own (so -j builds them side by side), the programs run.
+CHK := $(BUILD)/check
+CC_CHECK := tests/compile_check.c $(HDR)
+$(CHK)/cxx11: $(CC_CHECK) | $(CHK)
+	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
+$(CHK)/cxx17.o: $(CC_CHECK) | $(CHK)
+	$(CLANG) -x c++ -std=c++17 $(WARN) -O2 -I. -c $< -o $@
+$(CHK)/cli_cxx.o: examples/safeload_cli.c $(HDR) | $(CHK)
+	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -c $< -o $@
+$(CHK)/c_switches: $(CC_CHECK) | $(CHK)
+	$(CC) $(STD) $(WARN) -O2 -I. -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD $< -o $@ $(LDLIBS)
+$(CHK)/clang_noweak.o: $(CC_CHECK) | $(CHK)
+	$(CLANG) $(STD) $(WARN) -O2 -I. -DSAFELOAD_NO_WEAK_HOOKS -c $< -o $@
+$(CHK)/cxx_O0.o: $(CC_CHECK) | $(CHK)
+	$(CXX) -x c++ -std=c++11 $(WARN) -Wshadow -Wconversion -Wsign-conversion -O0 -I. -c $< -o $@
+$(CHK)/last_gcc: $(CC_CHECK) | $(CHK)
+	$(CC) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST $< -o $@ $(LDLIBS)
+$(CHK)/last_clang: $(CC_CHECK) | $(CHK)
+	$(CLANG) $(STD) $(WARN) -O2 -I. -DSYSTEM_HEADERS_FIRST $< -o $@ $(LDLIBS)
+# gcc at every optimisation level (each finds other warnings), clang at -O2
+$(CHK)/strict_O%.o: $(CC_CHECK) | $(CHK)
+	$(CC) $(STD) $(WARN) $(STRICT) -Wredundant-decls -O$* -I. -c $< -o $@
+$(CHK)/strict_clang.o: $(CC_CHECK) | $(CHK)
+	$(CLANG) $(STD) $(WARN) $(STRICT) -Wredundant-decls -Wcast-align -O2 -I. -c $< -o $@
+CXX_OBJS := $(addprefix $(CHK)/,cxx17.o cli_cxx.o clang_noweak.o cxx_O0.o strict_O0.o strict_O1.o \
+            strict_O2.o strict_O3.o strict_Os.o strict_clang.o)
+CXX_OK := $(addprefix $(OK)/check-,cxx11 c_switches last_gcc last_clang)
+$(OK)/check-%: $(CHK)/%
+	$(call run_test,./$<)
+test-cxx: $(CXX_OBJS) $(CXX_OK)
 
 # ---- slower and tool-specific tests (CI runs them all) ----------------------------------------
 # Every f32 input through f32->f16 and f32->bf16 on scalar and the SIMD paths (minutes).
@@ -203,37 +259,40 @@ test-tsan: | $(BUILD)/tsan
 	SAFELOAD_TEST_QUICK=1 ./$(BUILD)/tsan/test_device
 
 # The Win32 code (CreateFileW, ReadFile, SRWLOCK, CreateThread, MoveFileExW) built with
-# mingw-w64 and run under wine; skipped with a note when either is missing.
+# mingw-w64 and run under wine; without either, make test's summary says which is missing.
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 WINE ?= wine
+WINE_RUN := WINEDEBUG=-all $(WINE)
+HAVE_MINGW := $(shell command -v $(MINGW_CC) 2>/dev/null)
+HAVE_WINE := $(shell command -v $(WINE) 2>/dev/null)
 WIN_TESTS := test_format test_cast test_win
-test-win: $(CLI) | $(BUILD)/win
-	@if ! command -v $(MINGW_CC) >/dev/null 2>&1; then echo "test-win: $(MINGW_CC) not installed, skipped"; exit 0; fi; \
-	set -e; for t in $(WIN_TESTS); do \
-	    $(MINGW_CC) $(STD) $(WARN) -O2 -I. -Itests tests/$$t.c -o $(BUILD)/win/$$t.exe -static -lpthread; done; \
-	$(MINGW_CC) $(STD) $(WARN) -O2 -I. examples/safeload_cli.c -o $(BUILD)/win/safeload.exe -static -lpthread; \
-	if ! command -v $(WINE) >/dev/null 2>&1; then echo "test-win: built; $(WINE) not installed, not run"; exit 0; fi; \
-	for t in $(WIN_TESTS); do echo "== $$t.exe (wine)"; WINEDEBUG=-all $(WINE) $(BUILD)/win/$$t.exe; done; \
-	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe sample $(BUILD)/win/sample.safetensors; \
-	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe verify $(BUILD)/win/sample.safetensors; \
-	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe load $(BUILD)/win/sample.safetensors --threads 2 --checksum; \
-	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe convert $(BUILD)/win/sample.safetensors \
-	    $(BUILD)/win/sample_f32.safetensors --dtype f32; \
-	./$(CLI) convert $(BUILD)/win/sample.safetensors $(BUILD)/win/native_f32.safetensors --dtype f32 >/dev/null; \
-	cmp $(BUILD)/win/sample_f32.safetensors $(BUILD)/win/native_f32.safetensors; \
-	echo "convert --dtype f32 (wine) gives the native bytes"; \
-	rm -rf $(BUILD)/win/shards $(BUILD)/win/native_shards $(BUILD)/win/sig; \
-	WINEDEBUG=-all $(WINE) $(BUILD)/win/safeload.exe convert $(BUILD)/win/sample.safetensors \
-	    $(BUILD)/win/shards --max-shard-size 3KB --dtype f32; \
-	./$(CLI) convert $(BUILD)/win/sample.safetensors $(BUILD)/win/native_shards --max-shard-size 3KB \
-	    --dtype f32 >/dev/null; \
-	diff -r $(BUILD)/win/shards $(BUILD)/win/native_shards; \
-	echo "convert --max-shard-size (wine) gives the native files"; \
-	for p in data index; do SAFELOAD_CONVERT_TEST_SIGNAL=$$p:15 WINEDEBUG=-all $(WINE) \
-	    $(BUILD)/win/safeload.exe convert $(BUILD)/win/sample.safetensors $(BUILD)/win/sig \
-	    --max-shard-size 3KB >/dev/null 2>&1 && exit 1; [ ! -e $(BUILD)/win/sig ]; done; \
-	echo "convert: SIGTERM (wine) leaves nothing"; \
-	WINE=$(WINE) sh tests/show_cmp.sh ./$(CLI) $(BUILD)/win/safeload.exe $(BUILD)/win
+WIN := $(BUILD)/win
+WIN_EXE := $(addprefix $(WIN)/,$(addsuffix .exe,$(WIN_TESTS)) safeload.exe)
+$(WIN)/test_%.exe: tests/test_%.c $(TESTH) | $(WIN)
+	$(MINGW_CC) $(STD) $(WARN) -O2 -I. -Itests $< -o $@ -static -lpthread
+$(WIN)/safeload.exe: examples/safeload_cli.c $(HDR) | $(WIN)
+	$(MINGW_CC) $(STD) $(WARN) -O2 -I. $< -o $@ -static -lpthread
+$(OK)/win: $(WIN_EXE) $(CLI) tests/show_cmp.sh $(TESTDATA) | $(OK)
+	for t in $(WIN_TESTS); do echo "== $$t.exe (wine)"; $(WINE_RUN) $(WIN)/$$t.exe || exit 1; done
+	$(WINE_RUN) $(WIN)/safeload.exe sample $(WIN)/sample.safetensors
+	$(WINE_RUN) $(WIN)/safeload.exe verify $(WIN)/sample.safetensors
+	$(WINE_RUN) $(WIN)/safeload.exe load $(WIN)/sample.safetensors --threads 2 --checksum
+	$(WINE_RUN) $(WIN)/safeload.exe convert $(WIN)/sample.safetensors $(WIN)/sample_f32.safetensors --dtype f32
+	./$(CLI) convert $(WIN)/sample.safetensors $(WIN)/native_f32.safetensors --dtype f32 >/dev/null
+	cmp $(WIN)/sample_f32.safetensors $(WIN)/native_f32.safetensors
+	@echo "convert --dtype f32 (wine) gives the native bytes"
+	rm -rf $(WIN)/shards $(WIN)/native_shards $(WIN)/sig
+	$(WINE_RUN) $(WIN)/safeload.exe convert $(WIN)/sample.safetensors $(WIN)/shards --max-shard-size 3KB --dtype f32
+	./$(CLI) convert $(WIN)/sample.safetensors $(WIN)/native_shards --max-shard-size 3KB --dtype f32 >/dev/null
+	diff -r $(WIN)/shards $(WIN)/native_shards
+	@echo "convert --max-shard-size (wine) gives the native files"
+	for p in data index; do SAFELOAD_CONVERT_TEST_SIGNAL=$$p:15 $(WINE_RUN) \
+	    $(WIN)/safeload.exe convert $(WIN)/sample.safetensors $(WIN)/sig \
+	    --max-shard-size 3KB >/dev/null 2>&1 && exit 1; [ ! -e $(WIN)/sig ] || exit 1; done
+	@echo "convert: SIGTERM (wine) leaves nothing"
+	WINE=$(WINE) sh tests/show_cmp.sh ./$(CLI) $(WIN)/safeload.exe $(WIN)
+	@touch $@; echo "ok    win: the Win32 tests and the CLI under wine"
+test-win: $(if $(HAVE_MINGW),$(WIN_EXE) $(if $(HAVE_WINE),$(OK)/win))
 
 # The _MSC_VER side of the header (cpuid through __cpuidex/_xgetbv, _BitScanForward,
 # _Interlocked atomics, __forceinline, intrinsics without target attributes, C4505) built as MSVC
@@ -242,47 +301,85 @@ test-win: $(CLI) | $(BUILD)/win
 # then run under wine. Like MSVC, every intrinsic is allowed everywhere (-m flags for the whole
 # program), so the programs run only on a CPU with those features; elsewhere they are built only.
 LLVM_BIN ?= $(dir $(realpath $(shell command -v $(CLANG) 2>/dev/null)))
+HAVE_MSVC_TOOLS := $(and $(wildcard $(LLVM_BIN)lld-link),$(wildcard $(LLVM_BIN)llvm-dlltool))
 MSVC_ISA := avx2 f16c fma avx512f avx512bw avx512vl avx512bf16 avx512vbmi
 MSVC_MODE := --target=x86_64-pc-windows-msvc -fms-compatibility-version=19.30 -U__clang__ \
     -Wno-builtin-macro-redefined -nostdlibinc -isystem tests/msvc/include \
     $(addprefix -m,$(MSVC_ISA)) -Wall -Wextra -Werror -O2 -I. -Itests
+MS := $(BUILD)/msvc
 MSVC_LINK = $(LLVM_BIN)lld-link /nologo /subsystem:console /entry:mainCRTStartup \
-    $(BUILD)/msvc/crt0.obj $(BUILD)/msvc/ucrtbase.lib $(BUILD)/msvc/kernel32.lib
-MSVC_CPU := $(shell for f in avx2 f16c fma avx512f avx512bw avx512vl avx512_bf16 avx512vbmi; do \
-    grep -qw $$f /proc/cpuinfo 2>/dev/null || { echo no; break; }; done)
-test-msvc: $(CLI) | $(BUILD)/msvc
-	@if [ ! -x "$(LLVM_BIN)lld-link" ] || [ ! -x "$(LLVM_BIN)llvm-dlltool" ]; then \
-	    echo "test-msvc: lld-link or llvm-dlltool not beside $(CLANG), skipped"; exit 0; fi; \
-	set -e; o=$(BUILD)/msvc; \
-	for l in ucrtbase kernel32; do \
-	    $(LLVM_BIN)llvm-dlltool -m i386:x86-64 -d tests/msvc/$$l.def -l $$o/$$l.lib; done; \
-	$(CLANG) $(MSVC_MODE) -c tests/msvc/crt0.c -o $$o/crt0.obj; \
-	for t in test_cast test_win; do \
-	    $(CLANG) -std=c99 $(MSVC_MODE) -Wno-unused-function -c tests/$$t.c -o $$o/$$t.obj; \
-	    $(MSVC_LINK) $$o/$$t.obj /out:$$o/$$t.exe; done; \
-	$(CLANG) -std=c99 $(MSVC_MODE) -c examples/safeload_cli.c -o $$o/safeload.obj; \
-	$(MSVC_LINK) $$o/safeload.obj /out:$$o/safeload.exe; \
-	$(CLANG) -x c++ -std=c++14 $(MSVC_MODE) -c tests/compile_check.c -o $$o/cxx.obj; \
+    $(MS)/crt0.obj $(MS)/ucrtbase.lib $(MS)/kernel32.lib
+# the features this CPU lacks, by /proc/cpuinfo's names (empty: the programs can run here)
+MSVC_CPU_MISSING := $(strip $(shell for f in avx2 f16c fma avx512f avx512bw avx512vl avx512_bf16 avx512vbmi; do \
+    grep -qw $$f /proc/cpuinfo 2>/dev/null || printf '%s ' $$f; done))
+MSVC_HDRS := $(shell find tests/msvc/include -name '*.h' 2>/dev/null)
+MSVC_FILES := $(addprefix $(MS)/,test_cast.exe test_win.exe safeload.exe cxx.obj switches.obj)
+$(MS)/%.lib: tests/msvc/%.def | $(MS)
+	$(LLVM_BIN)llvm-dlltool -m i386:x86-64 -d $< -l $@
+$(MS)/crt0.obj: tests/msvc/crt0.c $(MSVC_HDRS) | $(MS)
+	$(CLANG) $(MSVC_MODE) -c $< -o $@
+$(MS)/test_%.obj: tests/test_%.c $(TESTH) $(MSVC_HDRS) | $(MS)
+	$(CLANG) -std=c99 $(MSVC_MODE) -Wno-unused-function -c $< -o $@
+$(MS)/safeload.obj: examples/safeload_cli.c $(HDR) $(MSVC_HDRS) | $(MS)
+	$(CLANG) -std=c99 $(MSVC_MODE) -c $< -o $@
+$(MS)/%.exe: $(MS)/%.obj $(MS)/crt0.obj $(MS)/ucrtbase.lib $(MS)/kernel32.lib
+	$(MSVC_LINK) $< /out:$@
+$(MS)/cxx.obj: $(CC_CHECK) $(MSVC_HDRS) | $(MS)
+	$(CLANG) -x c++ -std=c++14 $(MSVC_MODE) -c $< -o $@
+$(MS)/switches.obj: $(CC_CHECK) $(MSVC_HDRS) | $(MS)
 	$(CLANG) -std=c99 $(MSVC_MODE) -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD \
-	    -Wno-unused-function -c tests/compile_check.c -o $$o/switches.obj; \
-	if [ "$(MSVC_CPU)" = no ]; then echo "test-msvc: built; this CPU lacks one of $(MSVC_ISA), not run"; exit 0; fi; \
-	if ! command -v $(WINE) >/dev/null 2>&1; then echo "test-msvc: built; $(WINE) not installed, not run"; exit 0; fi; \
+	    -Wno-unused-function -c $< -o $@
+$(OK)/msvc: $(MSVC_FILES) $(CLI) tests/show_cmp.sh $(TESTDATA) | $(OK)
 	for t in test_cast test_win; do echo "== $$t.exe (MSVC mode, wine)"; \
 	    SAFELOAD_TEST_EXPECT_PATHS="scalar sse2 avx2 avx512 avx512-novbmi avx512bf16 avx512bf16-novbmi" \
-	    WINEDEBUG=-all $(WINE) $$o/$$t.exe; done; \
-	WINEDEBUG=-all $(WINE) $$o/safeload.exe sample $$o/sample.safetensors; \
-	WINEDEBUG=-all $(WINE) $$o/safeload.exe verify $$o/sample.safetensors; \
-	want=$$(./$(CLI) load $$o/sample.safetensors --dtype f32 --checksum | grep '^checksum'); \
+	    $(WINE_RUN) $(MS)/$$t.exe || exit 1; done
+	$(WINE_RUN) $(MS)/safeload.exe sample $(MS)/sample.safetensors
+	$(WINE_RUN) $(MS)/safeload.exe verify $(MS)/sample.safetensors
+	want=$$(./$(CLI) load $(MS)/sample.safetensors --dtype f32 --checksum | grep '^checksum'); \
 	for io in read mmap direct; do \
-	    got=$$(WINEDEBUG=-all $(WINE) $$o/safeload.exe load $$o/sample.safetensors --threads 2 \
+	    got=$$($(WINE_RUN) $(MS)/safeload.exe load $(MS)/sample.safetensors --threads 2 \
 	           --dtype f32 --io $$io --checksum | tr -d '\r' | grep '^checksum'); \
-	    echo "load --io $$io: $$got (native: $$want)"; [ "$$got" = "$$want" ]; done; \
-	WINEDEBUG=-all $(WINE) $$o/safeload.exe convert $$o/sample.safetensors $$o/sample_bf16.safetensors \
-	    --dtype bf16 --threads 2; \
-	./$(CLI) convert $$o/sample.safetensors $$o/native_bf16.safetensors --dtype bf16 >/dev/null; \
-	cmp $$o/sample_bf16.safetensors $$o/native_bf16.safetensors; \
-	echo "convert --dtype bf16 (MSVC mode, wine) gives the native bytes"; \
-	WINE=$(WINE) sh tests/show_cmp.sh ./$(CLI) $$o/safeload.exe $$o
+	    echo "load --io $$io: $$got (native: $$want)"; [ "$$got" = "$$want" ] || exit 1; done
+	$(WINE_RUN) $(MS)/safeload.exe convert $(MS)/sample.safetensors $(MS)/sample_bf16.safetensors \
+	    --dtype bf16 --threads 2
+	./$(CLI) convert $(MS)/sample.safetensors $(MS)/native_bf16.safetensors --dtype bf16 >/dev/null
+	cmp $(MS)/sample_bf16.safetensors $(MS)/native_bf16.safetensors
+	@echo "convert --dtype bf16 (MSVC mode, wine) gives the native bytes"
+	WINE=$(WINE) sh tests/show_cmp.sh ./$(CLI) $(MS)/safeload.exe $(MS)
+	@touch $@; echo "ok    msvc: the MSVC-mode tests and the CLI under wine"
+test-msvc: $(if $(HAVE_MSVC_TOOLS),$(MSVC_FILES) $(if $(HAVE_WINE),$(if $(MSVC_CPU_MISSING),,$(OK)/msvc)))
+
+# What make test could not do here, and why: shell commands for the summary (the parts' own
+# notes, such as test_cli.sh's, come from their logs).
+HAVE_CMAKE := $(shell command -v cmake 2>/dev/null)
+HAVE_PKG_CONFIG := $(shell command -v pkg-config 2>/dev/null)
+missing_tool = echo "$(1): $(2): $(3) not installed (missing tool)";
+SKIP_NOTES = \
+    $(if $(HAVE_MINGW),$(if $(HAVE_WINE),,$(call missing_tool,test-win,built not run,$(WINE))), \
+        $(call missing_tool,test-win,not built or run,$(MINGW_CC))) \
+    $(if $(HAVE_MSVC_TOOLS), \
+        $(if $(HAVE_WINE),,$(call missing_tool,test-msvc,built not run,$(WINE))) \
+        $(if $(MSVC_CPU_MISSING),echo "test-msvc: built not run: this CPU lacks $(MSVC_CPU_MISSING) (missing CPU feature: the MSVC-mode programs use them everywhere as MSVC allows)";), \
+        $(call missing_tool,test-msvc,not built or run,lld-link or llvm-dlltool beside $(CLANG))) \
+    $(if $(HAVE_PKG_CONFIG),,$(call missing_tool,test-install,its pkg-config consumer skipped,pkg-config)) \
+    $(if $(HAVE_CMAKE),,$(call missing_tool,test-install,its CMake consumers skipped,cmake))
+TEST_LOGS = $(wildcard $(patsubst $(OK)/%,$(LOG)/%.log,$(UNIT_OK) $(SAN_OK) $(OK)/cli $(OK)/weak $(OK)/weak_archive $(CXX_OK)))
+
+# The parts of `make test`. Without -j it runs itself with one job per core (-j$(NPROC));
+# `make -jN test` chooses. The summary at the end lists every part that was skipped, and why.
+TEST_PARTS := test-unit test-weak test-cli test-readme test-cxx test-san test-install test-win \
+              test-msvc
+.PHONY: test-parts
+test:
+	@case " $$MAKEFLAGS" in *" -j"*|*jobserver*) $(MAKE) --no-print-directory test-parts;; \
+	*) echo "make test: -j$(NPROC), one job per core (make -jN test to choose)"; \
+	   $(MAKE) --no-print-directory -j$(NPROC) test-parts;; esac
+test-parts: $(TEST_PARTS)
+	@echo "make test: all passed"; \
+	{ $(SKIP_NOTES) for l in $(TEST_LOGS); do grep -h -i -E 'skipped|not run' $$l; done; \
+	  sh tests/cast_paths.sh $(LOG)/test_cast.log; true; } > $(LOG)/skipped.txt; \
+	if [ -s $(LOG)/skipped.txt ]; then echo "skipped, and why:"; sed 's/^/  /' $(LOG)/skipped.txt; \
+	else echo "nothing skipped"; fi
 
 # ---- fuzzing ---------------------------------------------------------------------------------
 FUZZ_SECONDS ?= 60
@@ -367,7 +464,10 @@ uninstall:
 # each builds tests/install/consumer.c with the implementation and runs it. The .pc, the CMake
 # package and CMakeLists.txt must carry the header's version; uninstall leaves nothing behind.
 INST := $(BUILD)/install
-test-install: $(CLI)
+# the stamp names the consumers that ran, so installing cmake or pkg-config later reruns it
+INSTALL_OK := $(OK)/install$(if $(HAVE_PKG_CONFIG),+pkgconfig)$(if $(HAVE_CMAKE),+cmake)
+test-install: $(INSTALL_OK)
+$(INSTALL_OK): $(CLI) $(HDR) CMakeLists.txt $(wildcard packaging/* tests/install/*.c tests/install/*/CMakeLists.txt) | $(OK)
 	test "$(VERSION)" = "$$(sed -n 's/^#define SAFELOAD_VERSION_STRING "\(.*\)"$$/\1/p' $(HDR))"
 	rm -rf $(INST) && mkdir -p $(INST)
 	./$(CLI) sample $(INST)/sample.safetensors > /dev/null
@@ -402,6 +502,7 @@ test-install: $(CLI)
 	    echo "test-install: find_package and add_subdirectory consumers built and ran"; fi
 	$(MAKE) --no-print-directory uninstall DESTDIR=$(CURDIR)/$(INST)/root PREFIX=/opt/safeload
 	test -z "$$(find $(INST)/root -type f)"
+	@touch $@; echo "ok    install: make install, pkg-config, find_package, add_subdirectory, uninstall"
 
 # ---- demo and examples -----------------------------------------------------------------------
 demo: $(CLI)

@@ -3,7 +3,11 @@
    poisons them after, and can fail any hook at its k-th call. */
 #define _GNU_SOURCE
 #include <unistd.h>
-#define SAFELOAD_IMPLEMENTATION
+#ifdef SL_TEST_SHARED_IMPL   /* make test links build/impl.o (tests/impl.c) instead */
+#  include "shared_impl.h"
+#else
+#  define SAFELOAD_IMPLEMENTATION
+#endif
 #include "safeload.h"
 #include "testutil.h"
 #include "fakedev.h"

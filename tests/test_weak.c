@@ -1,7 +1,11 @@
 /* test_weak: desc.device = SAFELOAD_DEVICE_CUDA with no hooks in the options. Linked with
    weak_hooks_def.c, the named hooks are used; built with -DEXPECT_MISSING and the hooks only in
    a static archive, the load reports HOOK_MISSING (the documented trap). */
-#define SAFELOAD_IMPLEMENTATION
+#ifdef SL_TEST_SHARED_IMPL   /* make test links build/impl.o (tests/impl.c) instead */
+#  include "shared_impl.h"
+#else
+#  define SAFELOAD_IMPLEMENTATION
+#endif
 #include "safeload.h"
 #include "testutil.h"
 

@@ -2,7 +2,11 @@
    tensors by dtype (descending enum order) then name bytewise, compact JSON, __metadata__ first
    with sorted keys, spaces to a multiple of 8, data contiguous in that order, serde_json
    escaping; rejects; atomic replacement; byte-for-byte reproduction of the reference files. */
-#define SAFELOAD_IMPLEMENTATION
+#ifdef SL_TEST_SHARED_IMPL   /* make test links build/impl.o (tests/impl.c) instead */
+#  include "shared_impl.h"
+#else
+#  define SAFELOAD_IMPLEMENTATION
+#endif
 #include "safeload.h"
 #include "testutil.h"
 #include <unistd.h>
