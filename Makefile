@@ -54,17 +54,18 @@ $(CLI): examples/safeload_cli.c $(HDR) | $(BUILD)
 # change reruns what depends on it. The implementation is compiled once per configuration
 # (build/impl.o, build/san/impl.o, build/gsan/impl.o) and the unit tests that use only the
 # public API link it (they build with -DSL_TEST_SHARED_IMPL; alone they still define the
-# implementation themselves). test_cast and test_load reach inside (sl__ functions, I/O
-# seams) and test_macros swaps the allocator, so they compile their own.
-SHARED_UNIT := test_format test_writer test_device
+# implementation themselves). test_format and test_cast reach inside (sl__ functions),
+# test_load sets I/O seams and test_macros swaps the allocator, so they compile their own.
+SHARED_UNIT := test_writer test_device
 NPROC := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 OK  := $(BUILD)/ok
 LOG := $(BUILD)/log
 TESTDATA := $(wildcard tests/data/reference/*)
-# $(call run_test,COMMAND): run it into build/log/<stamp>.log; on success print its last line
-# and touch the stamp ($@), on failure print the whole log.
-run_test = @mkdir -p $(OK) $(LOG); if $(1) > $(LOG)/$(@F).log 2>&1; then \
-    echo "ok    $(@F): $$(tail -n 1 $(LOG)/$(@F).log | tr -d '\r' | grep . || echo ran)"; touch $@; \
+# $(call run_test,COMMAND): run it into build/log/<stamp>.log; on success print its time and last
+# line and touch the stamp ($@), on failure print the whole log.
+run_test = @mkdir -p $(OK) $(LOG); t0=$$(date +%s); if $(1) > $(LOG)/$(@F).log 2>&1; then \
+    echo "ok    $(@F) ($$(( $$(date +%s) - t0 )) s): $$(tail -n 1 $(LOG)/$(@F).log | tr -d '\r' | grep . || echo ran)"; \
+    touch $@; \
     else cat $(LOG)/$(@F).log; echo "FAILED $(@F) (log: $(LOG)/$(@F).log)"; exit 1; fi
 
 $(BUILD)/impl.o: tests/impl.c $(HDR) | $(BUILD)
@@ -363,10 +364,14 @@ SKIP_NOTES = \
         $(call missing_tool,test-msvc,not built or run,lld-link or llvm-dlltool beside $(CLANG))) \
     $(if $(HAVE_PKG_CONFIG),,$(call missing_tool,test-install,its pkg-config consumer skipped,pkg-config)) \
     $(if $(HAVE_CMAKE),,$(call missing_tool,test-install,its CMake consumers skipped,cmake))
-TEST_LOGS = $(wildcard $(patsubst $(OK)/%,$(LOG)/%.log,$(UNIT_OK) $(SAN_OK) $(OK)/cli $(OK)/weak $(OK)/weak_archive $(CXX_OK)))
+# the run_test stamps of make test, whose logs the summary reads for the parts' own notes
+TEST_STAMPS += $(UNIT_OK) $(SAN_OK) $(OK)/cli $(OK)/weak $(OK)/weak_archive $(CXX_OK)
+TEST_LOGS = $(wildcard $(patsubst $(OK)/%,$(LOG)/%.log,$(TEST_STAMPS)))
 
 # The parts of `make test`. Without -j it runs itself with one job per core (-j$(NPROC));
 # `make -jN test` chooses. The summary at the end lists every part that was skipped, and why.
+# A new part: its name in TEST_PARTS, its stamps (run_test) in TEST_STAMPS, and a line in
+# SKIP_NOTES if it can be skipped for want of a tool.
 TEST_PARTS := test-unit test-weak test-cli test-readme test-cxx test-san test-install test-win \
               test-msvc
 .PHONY: test-parts
@@ -375,7 +380,7 @@ test:
 	*) echo "make test: -j$(NPROC), one job per core (make -jN test to choose)"; \
 	   $(MAKE) --no-print-directory -j$(NPROC) test-parts;; esac
 test-parts: $(TEST_PARTS)
-	@echo "make test: all passed"; \
+	@mkdir -p $(LOG); echo "make test: all passed"; \
 	{ $(SKIP_NOTES) for l in $(TEST_LOGS); do grep -h -i -E 'skipped|not run' $$l; done; \
 	  sh tests/cast_paths.sh $(LOG)/test_cast.log; true; } > $(LOG)/skipped.txt; \
 	if [ -s $(LOG)/skipped.txt ]; then echo "skipped, and why:"; sed 's/^/  /' $(LOG)/skipped.txt; \
@@ -481,7 +486,7 @@ $(INSTALL_OK): $(CLI) $(HDR) CMakeLists.txt $(wildcard packaging/* tests/install
 	else set -ex; export PKG_CONFIG_PATH=$(CURDIR)/$(INST)/root/opt/safeload/lib/pkgconfig \
 	    PKG_CONFIG_SYSROOT_DIR=$(CURDIR)/$(INST)/root; \
 	    test "$$(pkg-config --modversion safeload)" = "$(VERSION)"; \
-	    $(CC) $(STD) $(WARN) -O2 $$(pkg-config --cflags safeload) tests/install/consumer.c tests/install/impl.c \
+	    $(CC) $(STD) $(WARN) $$(pkg-config --cflags safeload) tests/install/consumer.c tests/install/impl.c \
 	        -o $(INST)/pc_consumer $$(pkg-config --libs safeload); \
 	    ./$(INST)/pc_consumer $(INST)/sample.safetensors | grep -qx 'safeload $(VERSION): 6 tensors loaded'; \
 	    echo "test-install: pkg-config consumer built and ran"; fi

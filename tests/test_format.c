@@ -2,11 +2,7 @@
    query API (tensors, metadata, find, read, view, check_keys) and the reference files.
    Set SAFELOAD_CORPUS_DIR to also write every case's image there (fuzz seed corpus), and
    SAFELOAD_REFERENCE_DIR to read the reference files from elsewhere. */
-#ifdef SL_TEST_SHARED_IMPL   /* make test links build/impl.o (tests/impl.c) instead */
-#  include "shared_impl.h"
-#else
-#  define SAFELOAD_IMPLEMENTATION
-#endif
+#define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
 #include <time.h>
