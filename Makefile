@@ -57,6 +57,8 @@ $(CLI): examples/safeload_cli.c $(HDR) | $(BUILD)
 # implementation themselves). test_format and test_cast reach inside (sl__ functions),
 # test_load sets I/O seams and test_macros swaps the allocator, so they compile their own.
 SHARED_UNIT := test_writer test_device
+# keep every built file: test programs made through pattern chains are not throw-away
+.SECONDARY:
 NPROC := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 OK  := $(BUILD)/ok
 LOG := $(BUILD)/log
