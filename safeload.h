@@ -1055,8 +1055,12 @@ extern int fchown(int, uid_t, gid_t);
 extern uid_t geteuid(void);
 extern long syscall(long, ...);
 extern int mincore(void *, size_t, unsigned char *);
+extern char *realpath(const char *, char *);
 #    if defined(__GNUC__)
 #      pragma GCC diagnostic pop
+#    endif
+#    ifndef PATH_MAX
+#      define PATH_MAX 4096             /* Linux's; <limits.h> hides it in strict C99 */
 #    endif
 #    ifndef MAP_ANONYMOUS
 #      define MAP_ANONYMOUS 0x20
@@ -1071,6 +1075,14 @@ extern int mincore(void *, size_t, unsigned char *);
 #      define O_DIRECT 040000
 #    elif !defined(O_DIRECT) && defined(__aarch64__)
 #      define O_DIRECT 0200000
+#    endif
+#    if !defined(O_DIRECTORY) && defined(__x86_64__)
+#      define O_DIRECTORY 0200000
+#    elif !defined(O_DIRECTORY) && defined(__aarch64__)
+#      define O_DIRECTORY 040000
+#    endif
+#    if !defined(O_PATH) && (defined(__x86_64__) || defined(__aarch64__))
+#      define O_PATH 010000000
 #    endif
 #  endif
 /* hidden by strict C99 when a system header came first; the values are the same everywhere */

@@ -18,7 +18,6 @@
    The hooks are two collectives every MPI has; for GPU ranks the same two map to NCCL:
    broadcast -> ncclBroadcast(buf, buf, n, ncclUint8, root, comm, stream) on device pointers
    (then cudaStreamSynchronize), max -> ncclAllReduce(ncclUint64, ncclMax) on a device word. */
-#define _GNU_SOURCE                 /* before mpi.h's system headers: POSIX file functions */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
