@@ -4478,6 +4478,8 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
     SL__X_KERNEL(path, TGT, fn, f4_f16, 0, 0, 4, (N) / 2, GEN, E16)                            \
     SL__X_KERNEL(path, TGT, fn, f4_bf16, 0, 1, 4, (N) / 2, GEN, SL__ENV_NONE)                  \
     SL__X_KERNEL(path, TGT, fn, f4_f32, 0, 2, 8, (N) / 2, GEN, SL__ENV_NONE)                   \
+    SL__X_KERNELS_F8(path, TGT, fn, N, GEN, E16)
+#define SL__X_KERNELS_F8(path, TGT, fn, N, GEN, E16)      /* without F4 (a path's own) */      \
     SL__X_KERNELS3(path, TGT, fn, e8m0, 1, N, GEN, E16)                                        \
     SL__X_KERNELS3(path, TGT, fn, e4m3fnuz, 2, N, GEN, E16)                                    \
     SL__X_KERNELS3(path, TGT, fn, e5m2fnuz, 3, N, GEN, E16)
@@ -4493,6 +4495,16 @@ static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src
 #define SL__X_FORMATS(X)                                                                       \
     X(f4, 1, 1, 3, 0) X(e4m3fnuz, 3, 8, 7, 1) X(e5m2fnuz, 2, 16, 7, 1)
 #define SL__XMAGIC(MB, BIAS) (((BIAS) - 1u + (MB)) << 23)
+/* F4 code c (sign at bit 3) -> f16 / bf16 bits, constant expressions for 16-entry tables */
+#define SL__V_F4_F16(c) ((((c) & 8) << 12) |                                                  \
+                         (((c) & 7) < 2 ? ((c) & 7) * 0x3800 : (((c) & 7) << 9) + 0x3800))
+#define SL__V_F4_BF16(c) ((((c) & 8) << 12) |                                                 \
+                          (((c) & 7) < 2 ? ((c) & 7) * 0x3F00 : (((c) & 7) << 6) + 0x3F00))
+#define SL__F4LO(V, c) (char)(V(c) & 0xFF)
+#define SL__F4HI(V, c) (char)(V(c) >> 8)
+#define SL__F4TAB(B, V) _mm_setr_epi8(B(V, 0), B(V, 1), B(V, 2), B(V, 3), B(V, 4), B(V, 5),   \
+    B(V, 6), B(V, 7), B(V, 8), B(V, 9), B(V, 10), B(V, 11), B(V, 12), B(V, 13), B(V, 14),    \
+    B(V, 15))
 
 /* Non-temporal copies for a path: 64-byte blocks, memcpy for the unaligned head and the tail. */
 #define SL__COPY_NT(path, TGT, BLK)                                                             \
@@ -4989,6 +5001,19 @@ SL__FORCEINLINE __m128i sl__sse2_dec(__m128i x, int fmt) {
     return fmt == 0 ? sl__sse2_dec_f4(x) : fmt == 1 ? sl__sse2_dec_e8m0(x)
          : fmt == 2 ? sl__sse2_dec_e4m3fnuz(x) : sl__sse2_dec_e5m2fnuz(x);
 }
+/* The decoded values to f16, exactly (every F4/FNUZ value is an f16; E8M0 is a power of two):
+   a normal f16 is a rebias and a shift; below 2^-14 the value times 2^24 is a whole number
+   (or below 1, which is 0: an E8M0 of 2^-25 or less), so one exact multiply and a truncating
+   conversion give it; 2^16 and up (E8M0) is Inf. sl__sse2_f32x8_f16 would take its FP form for
+   every block with a zero. */
+SL__INLINE __m128i sl__sse2_xf16(__m128i x) {
+    __m128i a = _mm_and_si128(x, SL__X4(0x7FFFFFFF));
+    __m128i nrm = _mm_srli_epi32(_mm_sub_epi32(a, SL__X4(0x38000000)), 13);
+    __m128i sub = _mm_cvttps_epi32(_mm_mul_ps(_mm_castsi128_ps(a), _mm_set1_ps(16777216.0f)));
+    __m128i h = sl__sse2_sel(_mm_cmplt_epi32(a, SL__X4(0x38800000)), sub, nrm);
+    h = sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x477FFFFF)), SL__X4(0x7C00), h);
+    return sl__sse2_sel(_mm_cmpgt_epi32(a, SL__X4(0x7F800000)), SL__X4(0x7E00), h);
+}
 /* 8 packed F4 bytes -> 16 codes in element order (the low nibble first) */
 SL__INLINE __m128i sl__sse2_f4codes(__m128i v) {
     __m128i f = _mm_set1_epi8(15);
@@ -5009,7 +5034,9 @@ SL__FORCEINLINE void sl__sse2_x(unsigned char *d, const unsigned char *s, int nt
         if (out == 2) sl__st128(d + 16 * k, f[k], nt);
         else if (k % 2 == 0)
             sl__st128(d + 8 * k, out ? sl__sse2_pack_hi(f[k], f[k + 1])
-                                     : sl__sse2_f32x8_f16(f[k], f[k + 1]), nt);
+                                     : _mm_or_si128(_mm_packs_epi32(sl__sse2_xf16(f[k]),
+                                                                    sl__sse2_xf16(f[k + 1])),
+                                                    sl__sse2_sign8(f[k], f[k + 1])), nt);
     }
 }
 
@@ -5219,15 +5246,8 @@ SL__FORCEINLINE SL__T256 void sl__avx2_x(unsigned char *d, const unsigned char *
     __m128i c[2];
     __m256i f[4];
     int k;
-    if (fmt == 0) {
-        __m128i v = sl__ld128(s), m = _mm_set1_epi8(15);
-        __m128i lo = _mm_and_si128(v, m), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
-        c[0] = _mm_unpacklo_epi8(lo, hi);
-        c[1] = _mm_unpackhi_epi8(lo, hi);
-    } else {
-        c[0] = sl__ld128(s);
-        c[1] = sl__ld128(s + 16);
-    }
+    c[0] = sl__ld128(s);                /* FP8 codes (F4 has table kernels here: sl__f4t) */
+    c[1] = sl__ld128(s + 16);
     for (k = 0; k < 4; k++) f[k] = sl__avx2_dec(k % 2 ? _mm_srli_si128(c[k / 2], 8) : c[k / 2], fmt);
     for (k = 0; k < 4; k++) {
         if (out == 2) sl__st256(d + 32 * k, f[k], nt);
@@ -5237,7 +5257,53 @@ SL__FORCEINLINE SL__T256 void sl__avx2_x(unsigned char *d, const unsigned char *
                                                       sl__avx2_f32_f16(f[k + 1])), nt);
     }
 }
-SL__X_KERNELS(avx2, SL__T256, sl__avx2_x, 32, SL__GEN_BOTH, SL__ENV_MXCSR)
+SL__X_KERNELS_F8(avx2, SL__T256, sl__avx2_x, 32, SL__GEN_BOTH, SL__ENV_MXCSR)
+/* F4 by table: codes in element order (sl__f4c_W), then, as the FP8 byte kernels, a lane
+   permutation for in-order unpacks (q: 16-bit results; d: f32) and two 16-entry pshufb lookups
+   of the result bytes (every F4 value's f16 has a zero low byte); f32 is bf16 << 16. */
+SL__INLINE SL__T256 __m256i sl__f4c_256(const unsigned char *s) {      /* 16 bytes: 32 codes */
+    __m128i v = sl__ld128(s), m = _mm_set1_epi8(15);
+    __m128i lo = _mm_and_si128(v, m), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
+    return sl__avx2_join(_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi));
+}
+#  define SL__F4K(W, P, TGT)                                                                   \
+    SL__FORCEINLINE TGT void sl__##P##_f4t(unsigned char *d, const unsigned char *s, int nt,  \
+                                           int out) {                                          \
+        __m##W##i c = sl__f4c_##W(s), z = _mm##W##_setzero_si##W(), lo, hi, w0, w1;           \
+        c = out == 2 ? sl__f8d_##W(c) : sl__f8q_##W(c);                                        \
+        if (out == 0) {                                                                        \
+            hi = _mm##W##_shuffle_epi8(sl__f8bc_##W(SL__F4TAB(SL__F4HI, SL__V_F4_F16)), c);    \
+            sl__st##W(d, _mm##W##_unpacklo_epi8(z, hi), nt);                                   \
+            sl__st##W(d + (W) / 8, _mm##W##_unpackhi_epi8(z, hi), nt);                         \
+            return;                                                                            \
+        }                                                                                      \
+        lo = _mm##W##_shuffle_epi8(sl__f8bc_##W(SL__F4TAB(SL__F4LO, SL__V_F4_BF16)), c);       \
+        hi = _mm##W##_shuffle_epi8(sl__f8bc_##W(SL__F4TAB(SL__F4HI, SL__V_F4_BF16)), c);       \
+        w0 = _mm##W##_unpacklo_epi8(lo, hi);                                                   \
+        w1 = _mm##W##_unpackhi_epi8(lo, hi);                                                   \
+        if (out == 1) {                                                                        \
+            sl__st##W(d, w0, nt);                                                              \
+            sl__st##W(d + (W) / 8, w1, nt);                                                    \
+            return;                                                                            \
+        }                                                                                      \
+        sl__st##W(d, _mm##W##_unpacklo_epi16(z, w0), nt);                                      \
+        sl__st##W(d + (W) / 8, _mm##W##_unpackhi_epi16(z, w0), nt);                            \
+        sl__st##W(d + (W) / 4, _mm##W##_unpacklo_epi16(z, w1), nt);                            \
+        sl__st##W(d + 3 * (W) / 8, _mm##W##_unpackhi_epi16(z, w1), nt);                        \
+    }                                                                                          \
+    SL__INLINE TGT void sl__b_f4_f16_##P##t(unsigned char *d, const unsigned char *s, int nt) { \
+        sl__##P##_f4t(d, s, nt, 0);                                                            \
+    }                                                                                          \
+    SL__INLINE TGT void sl__b_f4_bf16_##P##t(unsigned char *d, const unsigned char *s, int nt) { \
+        sl__##P##_f4t(d, s, nt, 1);                                                            \
+    }                                                                                          \
+    SL__INLINE TGT void sl__b_f4_f32_##P##t(unsigned char *d, const unsigned char *s, int nt) { \
+        sl__##P##_f4t(d, s, nt, 2);                                                            \
+    }                                                                                          \
+    SL__GEN_BOTH(sl__k_f4_f16_##P##t, TGT, 4, 1, (W) / 16, sl__b_f4_f16_##P##t, SL__ENV_NONE)   \
+    SL__GEN_BOTH(sl__k_f4_bf16_##P##t, TGT, 4, 1, (W) / 16, sl__b_f4_bf16_##P##t, SL__ENV_NONE) \
+    SL__GEN_BOTH(sl__k_f4_f32_##P##t, TGT, 8, 1, (W) / 16, sl__b_f4_f32_##P##t, SL__ENV_NONE)
+SL__F4K(256, avx2, SL__T256)
 
 /* ---- 4e. AVX-512 F + BW ---- */
 /* g++ 12 warns (-Wmaybe-uninitialized, -Wuninitialized) inside many AVX-512 intrinsics, whose
@@ -5404,14 +5470,8 @@ SL__FORCEINLINE SL__T512 void sl__avx512_x(unsigned char *d, const unsigned char
     __m128i c[4];
     __m512i f[4];
     int k;
-    for (k = 0; k < 4; k++) {
-        if (fmt == 0) {
-            __m128i v = sl__ld128(s + 8 * (k & 2)), m = _mm_set1_epi8(15);
-            __m128i lo = _mm_and_si128(v, m), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
-            c[k] = k % 2 ? _mm_unpackhi_epi8(lo, hi) : _mm_unpacklo_epi8(lo, hi);
-        } else {
-            c[k] = sl__ld128(s + 16 * k);
-        }
+    for (k = 0; k < 4; k++) {           /* FP8 codes (F4 has table kernels here) */
+        c[k] = sl__ld128(s + 16 * k);
         f[k] = sl__avx512_dec(c[k], fmt);
     }
     for (k = 0; k < 4; k++) {
@@ -5424,7 +5484,16 @@ SL__FORCEINLINE SL__T512 void sl__avx512_x(unsigned char *d, const unsigned char
                       nt);
     }
 }
-SL__X_KERNELS(avx512, SL__T512, sl__avx512_x, 64, SL__GEN_BOTH, SL__ENV_MXCSR)
+SL__X_KERNELS_F8(avx512, SL__T512, sl__avx512_x, 64, SL__GEN_BOTH, SL__ENV_MXCSR)
+SL__INLINE SL__T512 __m512i sl__f4c_512(const unsigned char *s) {      /* 32 bytes: 64 codes */
+    __m256i v = sl__ld256(s), m = _mm256_set1_epi8(15);
+    __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+    /* in-lane unpacks give codes [0..15 | 32..47] and [16..31 | 48..63]: put them in order */
+    return _mm512_permutex2var_epi64(_mm512_castsi256_si512(_mm256_unpacklo_epi8(lo, hi)),
+                                     _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
+                                     _mm512_castsi256_si512(_mm256_unpackhi_epi8(lo, hi)));
+}
+SL__F4K(512, avx512, SL__T512)
 
 /* ---- 4f. AVX-512 VBMI: FP8 to f16/bf16 by table. Each FP8 value is exact in f16 and bf16,
    so the result is a function of the byte alone: vpermi2b looks up the low and the high result
@@ -5811,14 +5880,14 @@ typedef sl__cast_fn sl__cast_row[2];
 /* A whole table: R is SL__ROW or SL__ROWNT, p the path, h the path that has the f32->bf16 and
    f16->bf16 kernels (AVX512_BF16 has its own two; everything else is AVX-512's), f the path
    of the FP8 -> f16/bf16 kernels (VBMI's tables, or p's formulas), x the path of the F4,
-   E8M0 and FNUZ kernels (with RX: their rows). */
-#define SL__TABLE(name, copies, R, p, h, f, RX, x) \
+   E8M0 and FNUZ kernels (with RX: their rows), x4 that of the F4 ones. */
+#define SL__TABLE(name, copies, R, p, h, f, RX, x, x4) \
 static const sl__cast_row name[SL__C_COUNT] = { \
     copies, \
     R(f32_f16, p), R(f16_f32, p), R(f32_bf16, h), R(bf16_f32, p), R(f16_bf16, h), \
     R(bf16_f16, p), R(e4m3_f32, p), R(e4m3_f16, f), R(e4m3_bf16, f), R(e5m2_f32, p), \
     R(e5m2_f16, f), R(e5m2_bf16, f), R(f64_f32, p), R(f32_f64, p), \
-    RX(f4_f32, x), RX(f4_f16, x), RX(f4_bf16, x), RX(e8m0_f32, x), RX(e8m0_f16, x), \
+    RX(f4_f32, x4), RX(f4_f16, x4), RX(f4_bf16, x4), RX(e8m0_f32, x), RX(e8m0_f16, x), \
     RX(e8m0_bf16, x), RX(e4m3fnuz_f32, x), RX(e4m3fnuz_f16, x), RX(e4m3fnuz_bf16, x), \
     RX(e5m2fnuz_f32, x), RX(e5m2fnuz_f16, x), RX(e5m2fnuz_bf16, x) \
 };
@@ -5826,23 +5895,23 @@ static const sl__cast_row name[SL__C_COUNT] = { \
 #define SL__COPY_ROWS_NT(p) \
     { sl__k_copy16, sl__k_copy16_##p##_nt }, { sl__k_copy32, sl__k_copy32_##p##_nt }
 
-SL__TABLE(sl__tab_scalar, SL__COPY_PLAIN, SL__ROW, scalar, scalar, scalar, SL__ROW, scalar)
+SL__TABLE(sl__tab_scalar, SL__COPY_PLAIN, SL__ROW, scalar, scalar, scalar, SL__ROW, scalar, scalar)
 #if defined(SL__HAVE_SSE2)
-SL__TABLE(sl__tab_sse2, SL__COPY_ROWS_NT(sse2), SL__ROWNT, sse2, sse2, sse2, SL__ROWNT, sse2)
+SL__TABLE(sl__tab_sse2, SL__COPY_ROWS_NT(sse2), SL__ROWNT, sse2, sse2, sse2, SL__ROWNT, sse2, sse2)
 #endif
 #if defined(SL__HAVE_AVX)
-SL__TABLE(sl__tab_avx2, SL__COPY_ROWS_NT(avx2), SL__ROWNT, avx2, avx2, avx2, SL__ROWNT, avx2)
+SL__TABLE(sl__tab_avx2, SL__COPY_ROWS_NT(avx2), SL__ROWNT, avx2, avx2, avx2, SL__ROWNT, avx2, avx2t)
 SL__TABLE(sl__tab_avx512, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, avx512,
-          SL__ROWNT, avx512)
+          SL__ROWNT, avx512, avx512t)
 SL__TABLE(sl__tab_avx512bf16, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16, avx512,
-          SL__ROWNT, avx512)
+          SL__ROWNT, avx512, avx512t)
 SL__TABLE(sl__tab_avx512vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512, vbmi,
-          SL__ROWNT, avx512)
+          SL__ROWNT, avx512, avx512t)
 SL__TABLE(sl__tab_avx512bf16vbmi, SL__COPY_ROWS_NT(avx512), SL__ROWNT, avx512, avx512bf16, vbmi,
-          SL__ROWNT, avx512)
+          SL__ROWNT, avx512, avx512t)
 #endif
 #if defined(SL__HAVE_NEON)
-SL__TABLE(sl__tab_neon, SL__COPY_PLAIN, SL__ROW, neon, neon, neon, SL__ROW, neon)
+SL__TABLE(sl__tab_neon, SL__COPY_PLAIN, SL__ROW, neon, neon, neon, SL__ROW, neon, neon)
 #endif
 #undef SL__ROW
 #undef SL__ROWNT
