@@ -6773,36 +6773,37 @@ static int sl__model_warn(safeload_model *m, const safeload_error *w) {
     return 1;
 }
 
-static safeload_result sl__model_open_index(safeload_model *m, const char *path,
-                                            const safeload_model_desc *desc,
-                                            safeload_error *err) {
+/* Opening a sharded model from its index, in the order its data flows: read and parse the
+   index; its metadata; the weight_map's table; the distinct shard names; open every shard
+   (in parallel); the index against the shards; the weight_map's table becomes the model's.
+   Each step fails with the error set and leaves what it made in *x (or the model: the model's
+   close frees that); sl__index_release frees the rest. */
+typedef struct sl__index_open {
+    safeload_model *m;
+    const char *path;                   /* the index */
+    size_t dlen;                        /* its directory's length in path */
+    const safeload_model_desc *desc;
+    const safeload_allocator *a;
+    sl__table itab;                     /* the weight_map's names */
+    safeload_kv *by_shard, *tmp;        /* the weight_map sorted by shard name, sort scratch */
+    const char **names;                 /* the distinct shard names, sorted */
+    size_t n_names;
+    char **paths;                       /* their paths */
+    unsigned char *skip;                /* per shard tensor, in shard order: not in the index */
+    uint32_t *ref_of;                   /* per weight_map entry: its tensor's place in refs */
+    size_t n_ref, dup_shard, dup_k, dup_at;  /* the second of a name in two shards */
+} sl__index_open;
+
+/* The index's text (at most 256 MiB), kept by the model, parsed. */
+static safeload_result sl__index_read(sl__index_open *x, safeload_error *err) {
+    safeload_model *m = x->m;
+    const char *path = x->path;
     sl__source src;
     safeload_result r;
-    sl__index *ix = &m->index;
-    safeload_kv *by_shard = NULL, *tmp = NULL;
-    char **paths = NULL;
-    const char **names = NULL;
-    size_t i, k, n_names = 0, dlen = strlen(path), total = 0, more = 0;
-    unsigned char *skip = NULL;
-    uint32_t *ref_of = NULL;            /* per weight_map entry: its tensor's place in refs */
-    size_t n_ref = 0, dup_shard = 0, dup_k = 0, dup_at = SIZE_MAX;
-    sl__table itab;
-    int64_t dup;
-    safeload_pool *pool, *tmp_pool = NULL;
-    int workers, e;
-    sl__shard_job job;
-    const safeload_allocator *a = &m->alloc;
-
-    memset(&itab, 0, sizeof itab);
-    memset(&job, 0, sizeof job);
-    /* the index's directory; a backslash is part of a name outside Windows */
-    while (dlen && path[dlen - 1] != '/' && !(SL__WINDOWS_PATHS && path[dlen - 1] == '\\'))
-        dlen--;
-
-    /* read and parse the index */
+    int e;
     memset(&src, 0, sizeof src);
     src.kind = SL__SRC_FILE;
-    e = sl__os_open(path, 0, a, &src.fd, &src.size);
+    e = sl__os_open(path, 0, x->a, &src.fd, &src.size);
     if (e) return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                            "cannot open the index: %s (error %d)", sl__os_why(e, "open failed"), e);
     if (src.size > ((uint64_t)256 << 20)) {
@@ -6810,24 +6811,30 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
         return sl__fail(err, SAFELOAD_INVALID_INDEX, path, 0, NULL, 0,
                         "index is %llu bytes, over the 256 MiB limit", (sl__ull)src.size);
     }
-    m->index_text = (unsigned char *)sl__calloc(a, (size_t)src.size + SL__PAD, 1);
+    m->index_text = (unsigned char *)sl__calloc(x->a, (size_t)src.size + SL__PAD, 1);
     if (!m->index_text) { sl__os_close(src.fd); return SL__OOM(err, path); }
     r = sl__source_read(&src, path, 0, m->index_text, (size_t)src.size, err, NULL);
     sl__os_close(src.fd);
     if (r != SAFELOAD_OK) return r;
-    if ((r = sl__index_parse(m->index_text, (size_t)src.size, path, a, ix, err)) != SAFELOAD_OK)
-        return r;
-    /* metadata keys once each, as in a file header (json.load would keep the last), whatever
-       their values; then the values that are not kept (true, null, objects) go */
-    if (!sl__table_build(&itab, SL__KEYS(ix->meta, safeload_kv), ix->meta_count, m->k0, m->k1,
-                         a, &dup)) { r = SL__OOM(err, path); goto done; }
-    sl__table_free(&itab, a);
-    memset(&itab, 0, sizeof itab);
-    if (dup >= 0) {
-        r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->meta_pos[dup], ix->meta[dup].key,
-                     ix->meta[dup].key_len, "metadata key appears twice");
-        goto done;
-    }
+    return sl__index_parse(m->index_text, (size_t)src.size, path, x->a, &m->index, err);
+}
+
+/* Metadata keys once each, as in a file header (json.load would keep the last), whatever
+   their values; then the values that are not kept (true, null, objects) go. Then the
+   weight_map's table: no name twice. */
+static safeload_result sl__index_keys(sl__index_open *x, safeload_error *err) {
+    safeload_model *m = x->m;
+    sl__index *ix = &m->index;
+    size_t i, k;
+    int64_t dup;
+    if (!sl__table_build(&x->itab, SL__KEYS(ix->meta, safeload_kv), ix->meta_count, m->k0,
+                         m->k1, x->a, &dup))
+        return SL__OOM(err, x->path);
+    sl__table_free(&x->itab, x->a);
+    memset(&x->itab, 0, sizeof x->itab);
+    if (dup >= 0)
+        return sl__fail(err, SAFELOAD_INVALID_INDEX, x->path, ix->meta_pos[dup],
+                        ix->meta[dup].key, ix->meta[dup].key_len, "metadata key appears twice");
     for (i = k = 0; i < ix->meta_count; i++)
         if (ix->meta[i].value) {
             ix->meta_pos[k] = ix->meta_pos[i];
@@ -6836,105 +6843,122 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
     ix->meta_count = k;
     m->meta = ix->meta;
     m->meta_count = ix->meta_count;
-    /* the weight_map: no name twice, safe shard names */
-    if (!sl__table_build(&itab, SL__KEYS(ix->map, safeload_kv), ix->map_count, m->k0, m->k1, a,
-                         &dup)) { r = SL__OOM(err, path); goto done; }
-    if (dup >= 0) {
-        r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->map_pos[dup], ix->map[dup].key,
-                     ix->map[dup].key_len, "weight_map lists the tensor twice");
-        goto done;
-    }
+    if (!sl__table_build(&x->itab, SL__KEYS(ix->map, safeload_kv), ix->map_count, m->k0, m->k1,
+                         x->a, &dup))
+        return SL__OOM(err, x->path);
+    if (dup >= 0)
+        return sl__fail(err, SAFELOAD_INVALID_INDEX, x->path, ix->map_pos[dup], ix->map[dup].key,
+                        ix->map[dup].key_len, "weight_map lists the tensor twice");
+    return SAFELOAD_OK;
+}
 
-    /* distinct shard names, sorted */
-    by_shard = (safeload_kv *)sl__malloc(a, (ix->map_count + 1) * sizeof *by_shard);
-    tmp = (safeload_kv *)sl__malloc(a, (ix->map_count + 1) * sizeof *tmp);
-    names = (const char **)sl__malloc(a, (ix->map_count + 1) * sizeof *names);
-    if (!by_shard || !tmp || !names) { r = SL__OOM(err, path); goto done; }
-    if (ix->map_count) memcpy(by_shard, ix->map, ix->map_count * sizeof *by_shard);
-    sl__sort_kv_by_value(by_shard, tmp, ix->map_count);
+/* The distinct shard names, sorted, each a safe file name inside the index's directory. */
+static safeload_result sl__index_shard_names(sl__index_open *x, safeload_error *err) {
+    const sl__index *ix = &x->m->index;
+    size_t i, k;
+    x->by_shard = (safeload_kv *)sl__malloc(x->a, (ix->map_count + 1) * sizeof *x->by_shard);
+    x->tmp = (safeload_kv *)sl__malloc(x->a, (ix->map_count + 1) * sizeof *x->tmp);
+    x->names = (const char **)sl__malloc(x->a, (ix->map_count + 1) * sizeof *x->names);
+    if (!x->by_shard || !x->tmp || !x->names) return SL__OOM(err, x->path);
+    if (ix->map_count) memcpy(x->by_shard, ix->map, ix->map_count * sizeof *x->by_shard);
+    sl__sort_kv_by_value(x->by_shard, x->tmp, ix->map_count);
     for (i = 0; i < ix->map_count; i++)
-        if (!n_names || sl__name_cmp(by_shard[i].value, by_shard[i].value_len, names[n_names - 1],
-                                     strlen(names[n_names - 1])) != 0)
-            names[n_names++] = by_shard[i].value;   /* values are NUL-terminated in place */
-    /* safe shard names: checked once per distinct name; an unsafe one is reported at its
-       first entry in the index */
-    for (k = 0; k < n_names && sl__safe_shard_name(names[k], strlen(names[k])); k++) {}
-    if (k < n_names)
+        if (!x->n_names || sl__name_cmp(x->by_shard[i].value, x->by_shard[i].value_len,
+                                        x->names[x->n_names - 1],
+                                        strlen(x->names[x->n_names - 1])) != 0)
+            x->names[x->n_names++] = x->by_shard[i].value;  /* NUL-terminated in place */
+    /* checked once per distinct name; an unsafe one is reported at its first entry in the
+       index */
+    for (k = 0; k < x->n_names && sl__safe_shard_name(x->names[k], strlen(x->names[k])); k++) {}
+    if (k < x->n_names)
         for (i = 0; i < ix->map_count; i++)
-            if (!sl__safe_shard_name(ix->map[i].value, ix->map[i].value_len)) {
-                r = sl__fail(err, SAFELOAD_INVALID_INDEX, path, ix->map_pos[i], ix->map[i].key,
-                             ix->map[i].key_len, "shard name \"%.*s\" is not a file inside the "
-                             "index's directory (absolute, an empty part, .. or a final .)",
-                             (int)SL__MIN(ix->map[i].value_len, 100), ix->map[i].value);
-                goto done;
-            }
+            if (!sl__safe_shard_name(ix->map[i].value, ix->map[i].value_len))
+                return sl__fail(err, SAFELOAD_INVALID_INDEX, x->path, ix->map_pos[i],
+                                ix->map[i].key, ix->map[i].key_len, "shard name \"%.*s\" is "
+                                "not a file inside the index's directory (absolute, an empty "
+                                "part, .. or a final .)",
+                                (int)SL__MIN(ix->map[i].value_len, 100), ix->map[i].value);
+    return SAFELOAD_OK;
+}
 
-    /* open and parse every shard, in parallel */
-    paths = (char **)sl__calloc(a, n_names + 1, sizeof *paths);
-    m->shards = (safeload_file **)sl__calloc(a, n_names + 1, sizeof *m->shards);
-    if (!paths || !m->shards) { r = SL__OOM(err, path); goto done; }
+/* Every shard opened and parsed, in parallel (m->shards; the ones not opened stay NULL). A
+   shard that is not there is the index's fault (INDEX_SHARD_MISSING). */
+static safeload_result sl__index_open_shards(sl__index_open *x, safeload_error *err) {
+    safeload_model *m = x->m;
+    const sl__index *ix = &m->index;
+    const safeload_model_desc *desc = x->desc;
+    const char *path = x->path;
+    size_t i, k, n_names = x->n_names;
+    safeload_pool *pool, *tmp_pool = NULL;
+    int workers, kind;
+    sl__shard_job job;
+    safeload_result r;
+    memset(&job, 0, sizeof job);
+    x->paths = (char **)sl__calloc(x->a, n_names + 1, sizeof *x->paths);
+    m->shards = (safeload_file **)sl__calloc(x->a, n_names + 1, sizeof *m->shards);
+    if (!x->paths || !m->shards) return SL__OOM(err, path);
     for (i = 0; i < n_names; i++) {
-        paths[i] = sl__join(a, path, dlen, names[i], strlen(names[i]));
-        if (!paths[i]) { r = SL__OOM(err, path); goto done; }
+        x->paths[i] = sl__join(x->a, path, x->dlen, x->names[i], strlen(x->names[i]));
+        if (!x->paths[i]) return SL__OOM(err, path);
     }
-    job.paths = paths;
+    job.paths = x->paths;
     job.files = m->shards;
     job.n = n_names;
     job.fail_at = n_names;
     job.open = &desc->open;
-    job.dir_len = dlen;
+    job.dir_len = x->dlen;
     job.confine = (desc->flags & SAFELOAD_MODEL_CONFINE) != 0;
     m->n_shards = n_names;              /* the ones not opened stay NULL */
-    if (sl__mutex_init(&job.mu) != 0) {
-        r = sl__fail(err, SAFELOAD_THREAD_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                     "cannot create a mutex");
-        goto done;
-    }
+    if (sl__mutex_init(&job.mu) != 0)
+        return sl__fail(err, SAFELOAD_THREAD_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "cannot create a mutex");
     job.locked = desc->open;
     job.locked.allocator.alloc = sl__locked_alloc;
     job.locked.allocator.realloc = desc->open.allocator.realloc ? sl__locked_realloc : NULL;
     job.locked.allocator.free = sl__locked_free;
     job.locked.allocator.user = &job;
-    r = sl__pool_for(desc->pool, desc->threads, a, &pool, &tmp_pool, &workers, path, err);
+    r = sl__pool_for(desc->pool, desc->threads, x->a, &pool, &tmp_pool, &workers, path, err);
     if (r == SAFELOAD_OK)
         sl__pool_run(pool, sl__shard_worker, &job, (int)SL__MIN((size_t)workers, n_names));
     for (i = 0; i < n_names; i++)       /* the shards outlive the job: the caller's allocator */
         if (m->shards[i]) m->shards[i]->alloc = desc->open.allocator;
     sl__mutex_destroy(&job.mu);
     safeload_pool_destroy(tmp_pool);
-    if (r != SAFELOAD_OK) goto done;
-    if (job.fail_at < n_names) {
-        int kind;
-        i = job.fail_at;
-        r = job.fail_res;
-        if (err) *err = job.fail_err;
-        /* a shard that is not there (or is not a file) is the index's fault; one that is
-           there but cannot be opened (permissions, no descriptors left, or a directory on the
-           way that denies access, so that we cannot tell) stays an IO_ERROR */
-        kind = r == SAFELOAD_IO_ERROR ? sl__os_kind(paths[i], a) : 1;
-        if (kind == 0 || kind >= 2) {
-            /* name the first tensor the index puts there (its offset would be the index's,
-               and err.file is the shard) */
-            const safeload_kv *first = NULL;
-            for (k = 0; k < ix->map_count && !first; k++)
-                if (strcmp(ix->map[k].value, names[i]) == 0) first = &ix->map[k];
-            r = sl__fail(err, SAFELOAD_INDEX_SHARD_MISSING, paths[i], SAFELOAD_NO_OFFSET,
-                         first ? first->key : NULL, first ? first->key_len : 0,
-                         "shard cannot be opened (%s), listed in %s", job.fail_err.message,
-                         path);
-        }
-        goto done;
+    if (r != SAFELOAD_OK || job.fail_at >= n_names) return r;
+    i = job.fail_at;
+    r = job.fail_res;
+    if (err) *err = job.fail_err;
+    /* a shard that is not there (or is not a file) is the index's fault; one that is there
+       but cannot be opened (permissions, no descriptors left, or a directory on the way that
+       denies access, so that we cannot tell) stays an IO_ERROR */
+    kind = r == SAFELOAD_IO_ERROR ? sl__os_kind(x->paths[i], x->a) : 1;
+    if (kind == 0 || kind >= 2) {
+        /* name the first tensor the index puts there (its offset would be the index's, and
+           err.file is the shard) */
+        const safeload_kv *first = NULL;
+        for (k = 0; k < ix->map_count && !first; k++)
+            if (strcmp(ix->map[k].value, x->names[i]) == 0) first = &ix->map[k];
+        r = sl__fail(err, SAFELOAD_INDEX_SHARD_MISSING, x->paths[i], SAFELOAD_NO_OFFSET,
+                     first ? first->key : NULL, first ? first->key_len : 0,
+                     "shard cannot be opened (%s), listed in %s", job.fail_err.message, path);
     }
+    return r;
+}
 
-    /* the index against the shards */
-    for (i = 0; i < n_names; i++) total += m->shards[i]->count;
-    skip = (unsigned char *)sl__calloc(a, total + 1, 1);
-    ref_of = (uint32_t *)sl__malloc_n(a, ix->map_count + 1, sizeof *ref_of);
-    if (!skip || !ref_of) { r = SL__OOM(err, path); goto done; }
-    for (i = 0; i < ix->map_count; i++) ref_of[i] = UINT32_MAX;
-    /* every shard tensor: listed in the index (which notes where it was found, the first time:
-       a second time is a name in two shards), or skipped */
-    for (i = 0, total = 0; i < n_names; i++) {
+/* Every shard tensor: listed in the index (which notes where it was found, the first time:
+   a second time is a name in two shards), or skipped with a warning (an error under
+   SAFELOAD_MODEL_STRICT). Then the model's key set of the tensors kept. */
+static safeload_result sl__index_match(sl__index_open *x, safeload_error *err) {
+    safeload_model *m = x->m;
+    const sl__index *ix = &m->index;
+    const char *path = x->path;
+    size_t i, k, total = 0, more = 0;
+    for (i = 0; i < x->n_names; i++) total += m->shards[i]->count;
+    x->skip = (unsigned char *)sl__calloc(x->a, total + 1, 1);
+    x->ref_of = (uint32_t *)sl__malloc_n(x->a, ix->map_count + 1, sizeof *x->ref_of);
+    if (!x->skip || !x->ref_of) return SL__OOM(err, path);
+    for (i = 0; i < ix->map_count; i++) x->ref_of[i] = UINT32_MAX;
+    for (i = 0, total = 0; i < x->n_names; i++) {
         const safeload_file *f = m->shards[i];
         uint64_t ahead[2 * SL__AHEAD];  /* k's hash and j's in different places */
         for (k = 0; k < f->count + SL__AHEAD; k++) {
@@ -6945,33 +6969,32 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
             if (k < f->count) {         /* as in sl__table_build */
                 t = &f->tensors[k];
                 ahead[k % (2 * SL__AHEAD)] = sl__hash(t->name, t->name_len, m->k0, m->k1);
-                SL__PREFETCH(&itab.slots[ahead[k % (2 * SL__AHEAD)] & itab.mask]);
+                SL__PREFETCH(&x->itab.slots[ahead[k % (2 * SL__AHEAD)] & x->itab.mask]);
             }
             if (k < SL__AHEAD) continue;
             t = &f->tensors[j];
-            at = sl__table_find(&itab, SL__KEYS(ix->map, safeload_kv), t->name, t->name_len,
+            at = sl__table_find(&x->itab, SL__KEYS(ix->map, safeload_kv), t->name, t->name_len,
                                 ahead[j % (2 * SL__AHEAD)]);
             if (at >= 0) {
-                if (ref_of[at] == UINT32_MAX) ref_of[at] = (uint32_t)n_ref;
-                else if (dup_at == SIZE_MAX) dup_shard = i, dup_k = j, dup_at = (size_t)at;
-                n_ref++;
+                if (x->ref_of[at] == UINT32_MAX) x->ref_of[at] = (uint32_t)x->n_ref;
+                else if (x->dup_at == SIZE_MAX)
+                    x->dup_shard = i, x->dup_k = j, x->dup_at = (size_t)at;
+                x->n_ref++;
                 total++;
                 continue;
             }
-            skip[total++] = 1;
-            if (desc->flags & SAFELOAD_MODEL_STRICT) {
-                r = sl__fail(err, SAFELOAD_INDEX_UNLISTED_TENSOR, f->path, t->header_offset,
-                             t->name, t->name_len, "tensor is in this shard but not in %s's "
-                             "weight_map (SAFELOAD_MODEL_STRICT)", path);
-                goto done;
-            }
+            x->skip[total++] = 1;
+            if (x->desc->flags & SAFELOAD_MODEL_STRICT)
+                return sl__fail(err, SAFELOAD_INDEX_UNLISTED_TENSOR, f->path, t->header_offset,
+                                t->name, t->name_len, "tensor is in this shard but not in %s's "
+                                "weight_map (SAFELOAD_MODEL_STRICT)", path);
             /* a warning is a whole safeload_error (1 KiB): a hostile shard of a million
                unlisted tensors would hold a GiB of them, so they stop at SL__MAX_WARNINGS */
             if (m->n_warnings >= SL__MAX_WARNINGS) { more++; continue; }
             sl__fail(&w, SAFELOAD_INDEX_UNLISTED_TENSOR, f->path, t->header_offset, t->name,
                      t->name_len, "tensor is in this shard but not in %s's weight_map; it is "
                      "left out of the model", path);
-            if (!sl__model_warn(m, &w)) { r = SL__OOM(err, path); goto done; }
+            if (!sl__model_warn(m, &w)) return SL__OOM(err, path);
         }
     }
     if (more) {
@@ -6979,55 +7002,89 @@ static safeload_result sl__model_open_index(safeload_model *m, const char *path,
         sl__fail(&w, SAFELOAD_INDEX_UNLISTED_TENSOR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                  "%llu more shard tensors are not in the weight_map either (the warnings stop "
                  "at %d)", (sl__ull)more, SL__MAX_WARNINGS);
-        if (!sl__model_warn(m, &w)) { r = SL__OOM(err, path); goto done; }
+        if (!sl__model_warn(m, &w)) return SL__OOM(err, path);
     }
-    if ((r = sl__model_index(m, skip, 0, err)) != SAFELOAD_OK) goto done;
-    if (dup_at != SIZE_MAX) {           /* the second of a name in two shards, in refs order */
-        const safeload_file *f = m->shards[dup_shard];
-        const safeload_tensor *t = &f->tensors[dup_k];
-        r = sl__fail(err, SAFELOAD_INDEX_DUPLICATE_TENSOR, f->path, t->header_offset, t->name,
-                     t->name_len, "tensor is also in %s",
-                     m->shards[m->refs[ref_of[dup_at]].shard]->path);
-        goto done;
+    return sl__model_index(m, x->skip, 0, err);
+}
+
+/* No name in two shards; every weight_map entry in a shard (in one at most, as just
+   checked), and in the one the index names. */
+static safeload_result sl__index_check(sl__index_open *x, safeload_error *err) {
+    const safeload_model *m = x->m;
+    const sl__index *ix = &m->index;
+    size_t i;
+    if (x->dup_at != SIZE_MAX) {        /* the second of a name in two shards, in refs order */
+        const safeload_file *f = m->shards[x->dup_shard];
+        const safeload_tensor *t = &f->tensors[x->dup_k];
+        return sl__fail(err, SAFELOAD_INDEX_DUPLICATE_TENSOR, f->path, t->header_offset,
+                        t->name, t->name_len, "tensor is also in %s",
+                        m->shards[m->refs[x->ref_of[x->dup_at]].shard]->path);
     }
-    /* every entry: in a shard (in one at most, as just checked), and in the one the index
-       names */
     for (i = 0; i < ix->map_count; i++) {
-        size_t shard = ref_of[i] == UINT32_MAX ? 0 : m->refs[ref_of[i]].shard;
+        size_t shard = x->ref_of[i] == UINT32_MAX ? 0 : m->refs[x->ref_of[i]].shard;
         const safeload_kv *kv = &ix->map[i];
-        if (ref_of[i] == UINT32_MAX) {
-            r = sl__fail(err, SAFELOAD_INDEX_MISSING_TENSOR, path, ix->map_pos[i], kv->key,
-                         kv->key_len, "the index puts the tensor in %s, which does not hold it, "
-                         "and no other shard does", kv->value);
-            goto done;
-        }
-        if (sl__name_cmp(kv->value, kv->value_len, names[shard], strlen(names[shard])) != 0) {
-            r = sl__fail(err, SAFELOAD_INDEX_WRONG_SHARD, path, ix->map_pos[i], kv->key,
-                         kv->key_len, "the index puts the tensor in %s but it is in %s",
-                         kv->value, names[shard]);
-            goto done;
-        }
+        if (x->ref_of[i] == UINT32_MAX)
+            return sl__fail(err, SAFELOAD_INDEX_MISSING_TENSOR, x->path, ix->map_pos[i], kv->key,
+                            kv->key_len, "the index puts the tensor in %s, which does not hold "
+                            "it, and no other shard does", kv->value);
+        if (sl__name_cmp(kv->value, kv->value_len, x->names[shard], strlen(x->names[shard])) != 0)
+            return sl__fail(err, SAFELOAD_INDEX_WRONG_SHARD, x->path, ix->map_pos[i], kv->key,
+                            kv->key_len, "the index puts the tensor in %s but it is in %s",
+                            kv->value, x->names[shard]);
     }
-    /* the weight_map's table is the model's: every entry is one of refs, and refs are all
-       entries */
-    m->names = itab;
-    memset(&itab, 0, sizeof itab);
+    return SAFELOAD_OK;
+}
+
+/* The weight_map's table is the model's: every entry is one of refs, and refs are all
+   entries. */
+static void sl__index_adopt(sl__index_open *x) {
+    safeload_model *m = x->m;
+    m->names = x->itab;
+    memset(&x->itab, 0, sizeof x->itab);
     m->tab = &m->names;
-    m->tkeys = SL__KEYS(ix->map, safeload_kv);
-    m->remap = ref_of;
-    ref_of = NULL;
+    m->tkeys = SL__KEYS(m->index.map, safeload_kv);
+    m->remap = x->ref_of;
+    x->ref_of = NULL;
     m->hk0 = m->k0;
     m->hk1 = m->k1;
-    r = SAFELOAD_OK;
-done:
-    if (paths) for (i = 0; i < n_names; i++) sl__free(a, paths[i]);
-    sl__free(a, paths);
-    sl__free(a, (void *)names);
-    sl__free(a, by_shard);
-    sl__free(a, tmp);
-    sl__free(a, skip);
-    sl__free(a, ref_of);
-    sl__table_free(&itab, a);
+}
+
+static void sl__index_release(sl__index_open *x) {
+    size_t i;
+    if (x->paths) for (i = 0; i < x->n_names; i++) sl__free(x->a, x->paths[i]);
+    sl__free(x->a, x->paths);
+    sl__free(x->a, (void *)x->names);
+    sl__free(x->a, x->by_shard);
+    sl__free(x->a, x->tmp);
+    sl__free(x->a, x->skip);
+    sl__free(x->a, x->ref_of);
+    sl__table_free(&x->itab, x->a);
+}
+
+static safeload_result sl__model_open_index(safeload_model *m, const char *path,
+                                            const safeload_model_desc *desc,
+                                            safeload_error *err) {
+    sl__index_open x;
+    safeload_result r;
+    memset(&x, 0, sizeof x);
+    x.m = m;
+    x.path = path;
+    x.desc = desc;
+    x.a = &m->alloc;
+    x.dup_at = SIZE_MAX;
+    /* the index's directory; a backslash is part of a name outside Windows */
+    x.dlen = strlen(path);
+    while (x.dlen && path[x.dlen - 1] != '/' &&
+           !(SL__WINDOWS_PATHS && path[x.dlen - 1] == '\\'))
+        x.dlen--;
+    if ((r = sl__index_read(&x, err)) != SAFELOAD_OK) return r;
+    if ((r = sl__index_keys(&x, err)) == SAFELOAD_OK &&
+        (r = sl__index_shard_names(&x, err)) == SAFELOAD_OK &&
+        (r = sl__index_open_shards(&x, err)) == SAFELOAD_OK &&
+        (r = sl__index_match(&x, err)) == SAFELOAD_OK &&
+        (r = sl__index_check(&x, err)) == SAFELOAD_OK)
+        sl__index_adopt(&x);
+    sl__index_release(&x);
     return r;
 }
 
