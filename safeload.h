@@ -10206,56 +10206,57 @@ static int sl__write_all(sl__wfile f, const void *data, uint64_t n) {
     return 1;
 }
 
-SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tensor *ts,
-                                      size_t n, const safeload_save_desc *desc,
-                                      safeload_error *err) {
+/* Saving, in the order its data flows: the plan (header, layout) and the target (symlinks
+   followed, its owner and mode noted); a fresh temporary file beside it; the bytes; flush,
+   close and rename over the target (or remove the temporary); the error, if any; release.
+   The target is replaced whole or not at all. */
+typedef struct sl__save {
+    const char *path;                   /* as the caller named it, for errors */
     sl__plan pl;
-    safeload_result r;
-    char *tmp = NULL, *target = NULL;
-    size_t tlen, dir, at, i, k;
-    int ok = 0, made = 0, oom = 0, why = 0, beside = 0, renaming = 0;
-    sl__keep keep;
-    uint64_t salt;
-    sl__buf wb;
+    char *target;                       /* the file to replace: path with symlinks followed */
+    char *tmp;                          /* the temporary beside it */
+    size_t tlen, dir;                   /* target's length, its directory's */
+    sl__keep keep;                      /* the target's owner and mode, where it exists */
+    sl__wfile f;                        /* the temporary, open for writing */
 #if defined(SL__WINDOWS)
-    sl__wfile f = INVALID_HANDLE_VALUE;
-    wchar_t *wtmp = NULL, *wpath = NULL;
-#else
-    sl__wfile f = -1;
+    wchar_t *wtmp, *wpath;
 #endif
-    sl__clear_error(err);
-    if (!path)
-        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                        "path is NULL");
-    if (!path[0])
-        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
-                        "path is empty");
-    if ((r = sl__plan_make(&pl, path, ts, n, desc, err)) != SAFELOAD_OK) return r;
-    if (sl__os_is_special(path, &pl.alloc)) {
-        sl__plan_free(&pl);
+    int ok, why, oom, renaming;         /* written and replaced; else the error, and whether
+                                           memory or the rename failed */
+} sl__save;
+
+/* The target to replace: a file (not a directory, device or pipe) whose size fits. */
+static safeload_result sl__save_target_of(sl__save *s, safeload_error *err) {
+    const char *path = s->path;
+    if (sl__os_is_special(path, &s->pl.alloc))
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "the target is a directory, device or pipe, not a file to replace");
-    }
-    if (pl.data_size > UINT64_MAX - pl.head.n) {
-        sl__plan_free(&pl);
+    if (s->pl.data_size > UINT64_MAX - s->pl.head.n)
         return sl__fail(err, SAFELOAD_OVERFLOW, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "the file size overflows 64 bits");
-    }
-    why = sl__save_target(path, &pl.alloc, &target, &keep);
-    if (why || !target) {                   /* !target alone is not reached */
-        sl__plan_free(&pl);
-        if (!why || why == SL__ENOMEM) return SL__OOM(err, path);
+    s->why = sl__save_target(path, &s->pl.alloc, &s->target, &s->keep);
+    if (s->why || !s->target) {             /* !target alone is not reached */
+        if (!s->why || s->why == SL__ENOMEM) return SL__OOM(err, path);
         return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "cannot replace the target: %s (error %d); it is untouched",
-                        sl__os_why(why, "error"), why);
+                        sl__os_why(s->why, "error"), s->why);
     }
-    tlen = strlen(target);
-    dir = sl__dir_len(target);
-    tmp = (char *)sl__malloc(&pl.alloc, tlen + 32);
-    if (!tmp) { r = SL__OOM(err, path); goto out; }
-    /* A fresh name beside the target, so the final rename stays on one file system: the
-       target's name + ".tmp-" + 12 random characters, or, where that name would be too long
-       (a name near the file system's limit), ".tmp-" + 12 characters in the same directory. */
+    return SAFELOAD_OK;
+}
+
+/* A fresh name beside the target, so the final rename stays on one file system: the
+   target's name + ".tmp-" + 12 random characters, or, where that name would be too long
+   (a name near the file system's limit), ".tmp-" + 12 characters in the same directory. */
+static safeload_result sl__save_create(sl__save *s, safeload_error *err) {
+    const char *target = s->target;
+    size_t at, i, k, tlen, dir;
+    int made = 0, beside;
+    uint64_t salt;
+    char *tmp;
+    tlen = s->tlen = strlen(target);
+    dir = s->dir = sl__dir_len(target);
+    tmp = s->tmp = (char *)sl__malloc(&s->pl.alloc, tlen + 32);
+    if (!tmp) return SL__OOM(err, s->path);
     salt = sl__entropy(tmp);
     /* 255 is the usual limit of one name (bytes on POSIX, UTF-16 units on Windows, never more
        than the UTF-8 bytes), and file systems differ in the error they give past it */
@@ -10269,89 +10270,107 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         for (i = 0; i < 12; i++) { tmp[at + 5 + i] = digits[x & 31]; x >>= 5; }
         tmp[at + 17] = 0;
 #if defined(SL__WINDOWS)
-        sl__free(&pl.alloc, wtmp);
-        wtmp = sl__widen(tmp, &pl.alloc);
-        if (!wtmp) {        /* out of memory, or a path that is not UTF-8 */
-            why = 1113;
-            oom = sl__utf8_valid_up_to((const unsigned char *)tmp, strlen(tmp)) == strlen(tmp);
+        sl__free(&s->pl.alloc, s->wtmp);
+        s->wtmp = sl__widen(tmp, &s->pl.alloc);
+        if (!s->wtmp) {     /* out of memory, or a path that is not UTF-8 */
+            s->why = 1113;
+            s->oom = sl__utf8_valid_up_to((const unsigned char *)tmp, strlen(tmp)) ==
+                     strlen(tmp);
             break;
         }
-        f = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
-        if (f != INVALID_HANDLE_VALUE) { made = 1; break; }
-        why = (int)GetLastError();
-        if (why == ERROR_FILENAME_EXCED_RANGE && !beside && dir < tlen) beside = 1;
-        else if (why != ERROR_FILE_EXISTS) break;
+        s->f = CreateFileW(s->wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL,
+                           NULL);
+        if (s->f != INVALID_HANDLE_VALUE) { made = 1; break; }
+        s->why = (int)GetLastError();
+        if (s->why == ERROR_FILENAME_EXCED_RANGE && !beside && dir < tlen) beside = 1;
+        else if (s->why != ERROR_FILE_EXISTS) break;
 #else
-        f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (f >= 0) { made = 1; break; }
-        why = errno;
-        if (why == ENAMETOOLONG && !beside && dir < tlen) beside = 1;
-        else if (why != EEXIST) break;
+        s->f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (s->f >= 0) { made = 1; break; }
+        s->why = errno;
+        if (s->why == ENAMETOOLONG && !beside && dir < tlen) beside = 1;
+        else if (s->why != EEXIST) break;
 #endif
     }
-    if (!made) {
-        r = oom ? SL__OOM(err, path)
-                : sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                           "cannot create a temporary file beside the target: %s (error %d)",
-                           sl__os_why(why, "error"), why);
-        goto out;
-    }
+    if (!made)
+        return s->oom ? SL__OOM(err, s->path)
+                      : sl__fail(err, SAFELOAD_IO_ERROR, s->path, SAFELOAD_NO_OFFSET, NULL, 0,
+                                 "cannot create a temporary file beside the target: %s "
+                                 "(error %d)", sl__os_why(s->why, "error"), s->why);
 #if !defined(SL__WINDOWS)
     /* the replacement keeps the old file's owner where allowed, then its permissions (a
        private checkpoint stays private; chown first, as it may clear mode bits). A failure
        leaves the defaults, which is no reason to fail the save. */
-    if (keep.mode >= 0) {
-        if (fchown(f, (uid_t)keep.uid, (gid_t)keep.gid) != 0) { /* not root: keep ours */ }
-        (void)fchmod(f, (mode_t)keep.mode);
+    if (s->keep.mode >= 0) {
+        if (fchown(s->f, (uid_t)s->keep.uid, (gid_t)s->keep.gid) != 0) { /* not root: ours */ }
+        (void)fchmod(s->f, (mode_t)s->keep.mode);
     }
 #endif
-    /* header and small tensors through a 1 MiB buffer; big tensors straight from the caller */
+    return SAFELOAD_OK;
+}
+
+/* The header and small tensors through a 1 MiB buffer; big tensors straight from the
+   caller. Sets ok, or why (and oom). */
+static void sl__save_write(sl__save *s) {
+    sl__buf wb;
+    size_t i;
+    int ok;
     memset(&wb, 0, sizeof wb);
-    wb.a = &pl.alloc;
-    ok = sl__write_all(f, pl.head.p, pl.head.n);
-    for (i = 0; ok && i < pl.count; i++) {
-        const safeload_save_tensor *t = pl.items[i].t;
+    wb.a = &s->pl.alloc;
+    ok = sl__write_all(s->f, s->pl.head.p, s->pl.head.n);
+    for (i = 0; ok && i < s->pl.count; i++) {
+        const safeload_save_tensor *t = s->pl.items[i].t;
         if (t->nbytes < 65536) {
             sl__put(&wb, t->data, (size_t)t->nbytes);
             if (wb.oom) ok = 0;
-            if (ok && wb.n >= (1u << 20)) { ok = sl__write_all(f, wb.p, wb.n); wb.n = 0; }
+            if (ok && wb.n >= (1u << 20)) { ok = sl__write_all(s->f, wb.p, wb.n); wb.n = 0; }
         } else {
-            if (wb.n) { ok = sl__write_all(f, wb.p, wb.n); wb.n = 0; }
-            if (ok) ok = sl__write_all(f, t->data, t->nbytes);
+            if (wb.n) { ok = sl__write_all(s->f, wb.p, wb.n); wb.n = 0; }
+            if (ok) ok = sl__write_all(s->f, t->data, t->nbytes);
         }
     }
-    if (ok && wb.n) ok = sl__write_all(f, wb.p, wb.n);
+    if (ok && wb.n) ok = sl__write_all(s->f, wb.p, wb.n);
 #if defined(SL__WINDOWS)
-    why = ok ? 0 : (int)GetLastError();     /* before a user's free() can change it */
+    s->why = ok ? 0 : (int)GetLastError();  /* before a user's free() can change it */
 #else
-    why = ok ? 0 : errno;
+    s->why = ok ? 0 : errno;
 #endif
-    sl__free(&pl.alloc, wb.p);
-    oom = wb.oom;
+    sl__free(&s->pl.alloc, wb.p);
+    s->oom = wb.oom;
+    s->ok = ok;
+}
+
+/* The bytes on the disk, the temporary closed and renamed over the target; after a failure
+   (of this or the writing), the temporary removed. */
+static void sl__save_commit(sl__save *s) {
 #if defined(SL__WINDOWS)
-    if (ok && !(ok = FlushFileBuffers(f) != 0)) why = (int)GetLastError();
-    if (CloseHandle(f) == 0 && ok) { ok = 0; why = (int)GetLastError(); }
-    f = INVALID_HANDLE_VALUE;
-    if (ok) {
-        wpath = sl__widen(target, &pl.alloc);
-        ok = wpath && MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING |
-                                                  MOVEFILE_WRITE_THROUGH) != 0;
-        if (!ok) why = wpath ? (int)GetLastError() : 0, oom = !wpath, renaming = !oom;
+    if (s->ok && !(s->ok = FlushFileBuffers(s->f) != 0)) s->why = (int)GetLastError();
+    if (CloseHandle(s->f) == 0 && s->ok) { s->ok = 0; s->why = (int)GetLastError(); }
+    s->f = INVALID_HANDLE_VALUE;
+    if (s->ok) {
+        s->wpath = sl__widen(s->target, &s->pl.alloc);
+        s->ok = s->wpath && MoveFileExW(s->wtmp, s->wpath, MOVEFILE_REPLACE_EXISTING |
+                                                            MOVEFILE_WRITE_THROUGH) != 0;
+        if (!s->ok)
+            s->why = s->wpath ? (int)GetLastError() : 0, s->oom = !s->wpath,
+            s->renaming = !s->oom;
     }
-    if (!ok) DeleteFileW(wtmp);
+    if (!s->ok) DeleteFileW(s->wtmp);
 #else
-    if (ok) {
+    char *target = s->target;
+    size_t dir = s->dir;
+    if (s->ok) {
         int rc;
-        while ((rc = fsync(f)) != 0 && errno == EINTR) {}
+        while ((rc = fsync(s->f)) != 0 && errno == EINTR) {}
         /* EIO, ENOSPC, EDQUOT: the bytes may never reach the disk, so the target is left
            alone. EINVAL: a file system that cannot sync; the writes themselves succeeded. */
-        if (rc != 0 && errno != EINVAL) { ok = 0; why = errno; }
+        if (rc != 0 && errno != EINVAL) { s->ok = 0; s->why = errno; }
     }
-    if (close(f) != 0 && ok) { ok = 0; why = errno; }
-    f = -1;
-    if (ok && rename(tmp, target) != 0) { ok = 0; why = errno; }
-    if (!ok) unlink(tmp);
-    if (ok) {
+    if (close(s->f) != 0 && s->ok) { s->ok = 0; s->why = errno; }
+    s->f = -1;
+    if (s->ok && rename(s->tmp, target) != 0) { s->ok = 0; s->why = errno; }
+    if (!s->ok) unlink(s->tmp);
+    if (s->ok) {
         /* The rename lives in the directory: sync it too, so that after a crash the name
            holds the new bytes rather than the old file (MOVEFILE_WRITE_THROUGH on Windows).
            Best effort: the target is already replaced, so a failure here is no error. */
@@ -10367,26 +10386,59 @@ SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tens
         }
     }
 #endif
-    if (!ok && oom)
-        r = sl__fail(err, SAFELOAD_OUT_OF_MEMORY, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                     "out of memory while writing; the target is untouched");
-    else if (!ok && renaming && (why == 5 || why == 32))
-        r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                     "cannot replace the target (error %d): it is read-only, or open (Windows "
-                     "does not replace an open file, even one this process opened: close it "
-                     "first); the target is untouched", why);
-    else if (!ok)
-        r = sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
-                     "writing or renaming the temporary file failed: %s (error %d); the target "
-                     "is untouched", sl__os_why(why, "error"), why);
-out:
+}
+
+/* What failed, if anything, for the caller; the target is untouched whenever it did. */
+static safeload_result sl__save_report(const sl__save *s, safeload_error *err) {
+    const char *path = s->path;
+    int why = s->why;
+    if (s->ok) return SAFELOAD_OK;
+    if (s->oom)
+        return sl__fail(err, SAFELOAD_OUT_OF_MEMORY, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "out of memory while writing; the target is untouched");
+    if (s->renaming && (why == 5 || why == 32))
+        return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "cannot replace the target (error %d): it is read-only, or open "
+                        "(Windows does not replace an open file, even one this process "
+                        "opened: close it first); the target is untouched", why);
+    return sl__fail(err, SAFELOAD_IO_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
+                    "writing or renaming the temporary file failed: %s (error %d); the target "
+                    "is untouched", sl__os_why(why, "error"), why);
+}
+
+SL__DEF safeload_result safeload_save(const char *path, const safeload_save_tensor *ts,
+                                      size_t n, const safeload_save_desc *desc,
+                                      safeload_error *err) {
+    sl__save s;
+    safeload_result r;
+    sl__clear_error(err);
+    if (!path)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "path is NULL");
+    if (!path[0])
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
+                        "path is empty");
+    memset(&s, 0, sizeof s);
+    s.path = path;
 #if defined(SL__WINDOWS)
-    sl__free(&pl.alloc, wtmp);
-    sl__free(&pl.alloc, wpath);
+    s.f = INVALID_HANDLE_VALUE;
+#else
+    s.f = -1;
 #endif
-    sl__free(&pl.alloc, tmp);
-    sl__free(&pl.alloc, target);
-    sl__plan_free(&pl);
+    if ((r = sl__plan_make(&s.pl, path, ts, n, desc, err)) != SAFELOAD_OK) return r;
+    if ((r = sl__save_target_of(&s, err)) == SAFELOAD_OK &&
+        (r = sl__save_create(&s, err)) == SAFELOAD_OK) {
+        sl__save_write(&s);
+        sl__save_commit(&s);
+        r = sl__save_report(&s, err);
+    }
+#if defined(SL__WINDOWS)
+    sl__free(&s.pl.alloc, s.wtmp);
+    sl__free(&s.pl.alloc, s.wpath);
+#endif
+    sl__free(&s.pl.alloc, s.tmp);
+    sl__free(&s.pl.alloc, s.target);
+    sl__plan_free(&s.pl);
     return r;
 }
 
