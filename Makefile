@@ -31,7 +31,7 @@ CLI     := $(BUILD)/safeload
 TESTH   := tests/testutil.h tests/fakedev.h tests/pagecache.h tests/shared_impl.h $(HDR)
 
 # unit tests: one program each, run by `make test` (normal and sanitizer builds)
-UNIT    := test_format test_writer test_cast test_load test_device test_macros test_share
+UNIT    := test_format test_writer test_cast test_load test_device test_macros test_share test_swap
 UNIT_BIN := $(addprefix $(BUILD)/,$(UNIT))
 UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 

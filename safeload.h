@@ -780,11 +780,23 @@ SAFELOAD_API void safeload_free(void *ptr, const safeload_allocator *allocator);
 #include <string.h>
 #include <limits.h>
 
-/* safetensors data is little-endian, and loads, casts and the writer move it as the host's
-   own values. A big-endian host would get wrong numbers without an error: refuse to build. */
-#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
-    __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#  error "safeload.h supports little-endian hosts only (x86, ARM, RISC-V, ...)"
+/* Byte order. Every number in a safetensors file is little-endian: the header length, and
+   each element of the tensor data. A big-endian host (s390x, PowerPC, some MIPS and ARM)
+   reads the header length byte by byte, and a load swaps each 2-, 4- or 8-byte element to host
+   order while it copies or casts it (SL__SWAP); the writer swaps back. On little-endian hosts
+   SL__SWAP is 0 and none of that code is compiled. SL__TEST_SWAP (tests/test_swap.c only)
+   turns the swapping on for a little-endian host, so that its logic is tested natively. */
+#if (defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
+     __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) || \
+    (!defined(__BYTE_ORDER__) && (defined(__BIG_ENDIAN__) || defined(_BIG_ENDIAN)))
+#  define SL__BIG_ENDIAN 1
+#else
+#  define SL__BIG_ENDIAN 0
+#endif
+#if SL__BIG_ENDIAN || defined(SL__TEST_SWAP)
+#  define SL__SWAP 1
+#else
+#  define SL__SWAP 0
 #endif
 
 #if defined(_WIN32)
@@ -2062,6 +2074,54 @@ SL__DEF safeload_dtype safeload_dtype_from_name(const char *s, size_t n) {
             return (safeload_dtype)i;
     return SAFELOAD_DTYPE_NONE;
 }
+
+#if SL__SWAP
+/* Element byte order on a swapping host (0.): the unit whose bytes are reversed is 2, 4 or 8;
+   C64 is two F32 (4); the 1-byte and sub-byte dtypes stay as they are (1). */
+SL__INLINE uint16_t sl__bswap16(uint16_t v) { return (uint16_t)(v << 8 | v >> 8); }
+SL__INLINE uint32_t sl__bswap32(uint32_t v) {
+    return v << 24 | (v & 0xFF00u) << 8 | (v >> 8 & 0xFF00u) | v >> 24;
+}
+SL__INLINE uint64_t sl__bswap64(uint64_t v) {
+    return (uint64_t)sl__bswap32((uint32_t)v) << 32 | sl__bswap32((uint32_t)(v >> 32));
+}
+static unsigned sl__swap_unit(safeload_dtype d) {
+    unsigned b = safeload_dtype_bits(d);
+    return d == SAFELOAD_C64 ? 4u : b >= 16 ? b / 8 : 1u;
+}
+/* n bytes (whole units) from src to dst, each unit's bytes reversed; dst == src is allowed. */
+static void sl__swap_copy(void *dst, const void *src, size_t n, unsigned unit) {
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    size_t i;
+    if (unit == 2)
+        for (i = 0; i + 2 <= n; i += 2) {
+            uint16_t v;
+            memcpy(&v, s + i, 2);
+            v = sl__bswap16(v);
+            memcpy(d + i, &v, 2);
+        }
+    else if (unit == 4)
+        for (i = 0; i + 4 <= n; i += 4) {
+            uint32_t v;
+            memcpy(&v, s + i, 4);
+            v = sl__bswap32(v);
+            memcpy(d + i, &v, 4);
+        }
+    else if (unit == 8)
+        for (i = 0; i + 8 <= n; i += 8) {
+            uint64_t v;
+            memcpy(&v, s + i, 8);
+            v = sl__bswap64(v);
+            memcpy(d + i, &v, 8);
+        }
+    else if (d != s)
+        memcpy(d, s, n);
+}
+#  define SL__SWAP_UNIT(d) sl__swap_unit(d)
+#else
+#  define SL__SWAP_UNIT(d) 1u
+#endif
 
 /* ---- 2b. byte sources: a file, the caller's memory, or the caller's reader ---- */
 
@@ -3380,9 +3440,16 @@ fail:
 /* ---- 3a. SipHash-1-3 keyed by a per-file seed: names come from untrusted files, so the table
    must not be something an attacker can fill with collisions. ---- */
 
-SL__INLINE uint64_t sl__le64(const unsigned char *p) {     /* little-endian hosts only (0.) */
+/* The 8 little-endian bytes at p (the header length; SipHash's words, so a name hashes the
+   same on every host). */
+SL__INLINE uint64_t sl__le64(const unsigned char *p) {
     uint64_t v;
+#if SL__BIG_ENDIAN
+    int i;
+    for (v = 0, i = 7; i >= 0; i--) v = v << 8 | p[i];
+#else
     memcpy(&v, p, 8);
+#endif
     return v;
 }
 
@@ -3951,6 +4018,9 @@ SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_ten
     r = sl__source_read(&f->src, f->path, t->file_offset, dst, (size_t)t->nbytes, err, NULL);
     if (r != SAFELOAD_OK && err)                       /* the read names no tensor; this does */
         sl__copy_trunc(err->tensor, sizeof err->tensor, t->name, t->name_len);
+#if SL__SWAP
+    if (r == SAFELOAD_OK) sl__swap_copy(dst, dst, (size_t)t->nbytes, sl__swap_unit(t->dtype));
+#endif
     return r;
 }
 
@@ -4353,6 +4423,27 @@ SL__SCALAR_F4(f32, 2, 4)
 
 static void sl__k_copy16(void *dst, const void *src, size_t n) { memcpy(dst, src, n * 2); }
 static void sl__k_copy32(void *dst, const void *src, size_t n) { memcpy(dst, src, n * 4); }
+
+#if SL__SWAP
+/* ---- 4a'. loads on a swapping host (0.): the source is in file order (little-endian), the
+   result in host order. Plain copies reverse each unit; the casts from 2-, 4- and 8-byte
+   dtypes load each element reversed into the scalar reference above (the 1-byte sources need
+   no variant). The same bits as the host-order kernel on the reversed source. */
+SL__INLINE uint16_t sl__ldx16(const unsigned char *p) { return sl__bswap16(sl__ld16(p)); }
+SL__INLINE uint32_t sl__ldx32(const unsigned char *p) { return sl__bswap32(sl__ld32(p)); }
+SL__INLINE uint64_t sl__ldx64(const unsigned char *p) { return sl__bswap64(sl__ld64(p)); }
+SL__SCALAR_KERNEL(f32_f16_x, 2, 4, sl__ldx32, sl__st16, sl__f32_to_f16)
+SL__SCALAR_KERNEL(f16_f32_x, 4, 2, sl__ldx16, sl__st32, sl__f16_to_f32)
+SL__SCALAR_KERNEL(f32_bf16_x, 2, 4, sl__ldx32, sl__st16, sl__f32_to_bf16)
+SL__SCALAR_KERNEL(bf16_f32_x, 4, 2, sl__ldx16, sl__st32, sl__bf16_to_f32)
+SL__SCALAR_KERNEL(f16_bf16_x, 2, 2, sl__ldx16, sl__st16, sl__f16_to_bf16)
+SL__SCALAR_KERNEL(bf16_f16_x, 2, 2, sl__ldx16, sl__st16, sl__bf16_to_f16)
+SL__SCALAR_KERNEL(f64_f32_x, 4, 8, sl__ldx64, sl__st32, sl__f64_to_f32)
+SL__SCALAR_KERNEL(f32_f64_x, 8, 4, sl__ldx32, sl__st64, sl__f32_to_f64)
+static void sl__k_swap16(void *d, const void *s, size_t n) { sl__swap_copy(d, s, n * 2, 2); }
+static void sl__k_swap32(void *d, const void *s, size_t n) { sl__swap_copy(d, s, n * 4, 4); }
+static void sl__k_swap64(void *d, const void *s, size_t n) { sl__swap_copy(d, s, n * 8, 8); }
+#endif
 
 /* ---- 4b. SIMD loop generator and FP-environment guards ----
    A block function BLK(d, s, nt) converts N elements: it loads with unaligned loads and stores
@@ -5978,6 +6069,31 @@ static sl__cast_fn sl__cast_resolve_w(unsigned w, safeload_dtype dst, safeload_d
 static sl__cast_fn sl__cast_resolve(safeload_dtype dst, safeload_dtype src, safeload_simd simd,
                                     int nt) {
     return sl__cast_resolve_w(sl__cpu_word(), dst, src, simd, nt);
+}
+
+/* The kernel a load runs for dst <- src: src as the file stores it, dst in host order. NULL
+   for a plain copy (same dtype, no swap) and for a pair that has no kernel. On a swapping
+   host every 2-, 4- and 8-byte source goes through a kernel that reverses it (a plain copy
+   included: count is then in swap units, SL__SWAP_UNIT). */
+static sl__cast_fn sl__cast_resolve_file(safeload_dtype dst, safeload_dtype src, int nt) {
+#if SL__SWAP
+    unsigned u = sl__swap_unit(src);
+    if (u > 1) {
+        if (dst == src) return u == 2 ? sl__k_swap16 : u == 4 ? sl__k_swap32 : sl__k_swap64;
+        switch (sl__cast_dir(dst, src)) {
+        case SL__C_F32_F16: return sl__k_f32_f16_x_scalar;
+        case SL__C_F16_F32: return sl__k_f16_f32_x_scalar;
+        case SL__C_F32_BF16: return sl__k_f32_bf16_x_scalar;
+        case SL__C_BF16_F32: return sl__k_bf16_f32_x_scalar;
+        case SL__C_F16_BF16: return sl__k_f16_bf16_x_scalar;
+        case SL__C_BF16_F16: return sl__k_bf16_f16_x_scalar;
+        case SL__C_F64_F32: return sl__k_f64_f32_x_scalar;
+        case SL__C_F32_F64: return sl__k_f32_f64_x_scalar;
+        default: return NULL;   /* tests/test_swap.c checks every convertible pair has one */
+        }
+    }
+#endif
+    return dst == src ? NULL : sl__cast_resolve(dst, src, SAFELOAD_SIMD_AUTO, nt);
 }
 
 /* ---- 4j. public functions ---- */
@@ -8651,14 +8767,15 @@ static safeload_result sl__resolve_req(sl__load *L, size_t i, sl__resolve_fn res
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, sp, t->header_offset, t->name,
                         t->name_len, "request %llu: dtype %d is not a safeload_dtype",
                         (sl__ull)i, (int)dt);
-    if (dt != t->dtype) {
-        p->cast = sl__cast_resolve(dt, t->dtype, SAFELOAD_SIMD_AUTO, 0);
+    if (dt != t->dtype || SL__SWAP_UNIT(dt) > 1) {     /* a cast, or a swap (0.) */
+        p->cast = sl__cast_resolve_file(dt, t->dtype, 0);
         if (!p->cast)
             return sl__fail(err, SAFELOAD_UNSUPPORTED_CONVERSION, sp, t->header_offset, t->name,
                             t->name_len, "request %llu: cannot cast %s to %s", (sl__ull)i,
                             sl__dtype_names[t->dtype],
                             safeload_dtype_name(dt) ? safeload_dtype_name(dt) : "(unknown)");
         sl__cast_unit(dt, t->dtype, &p->ssize, &p->dsize);
+        if (dt == t->dtype) p->ssize = p->dsize = SL__SWAP_UNIT(dt);   /* C64: two F32 */
     }
     /* the slice: runs of the file */
     if ((r = sl__slice_runs(t, q, i, sp, p, err)) != SAFELOAD_OK) return r;
@@ -8728,8 +8845,10 @@ static safeload_result sl__load_resolve(sl__load *L, sl__resolve_fn resolve, con
         for (i = 0; i < n; i++) {
             sl__rp *p = &L->reqs[i];
             sl__cast_fn nt;
+            safeload_dtype want = L->user[i].dtype;
             if (!p->cast) continue;
-            nt = sl__cast_resolve(L->user[i].dtype, p->t->dtype, SAFELOAD_SIMD_AUTO, 1);
+            nt = sl__cast_resolve_file(want != SAFELOAD_DTYPE_NONE ? want : p->t->dtype,
+                                       p->t->dtype, 1);
             if (nt) p->cast = nt;
         }
     if ((L->need_host || L->need_dev) && !has_arena)
@@ -10061,6 +10180,9 @@ SL__DEF safeload_result safeload_serialize(void **out, size_t *out_size,
     for (i = 0; i < pl.count; i++) {
         const safeload_save_tensor *t = pl.items[i].t;
         if (t->nbytes) memcpy(buf + at, t->data, (size_t)t->nbytes);
+#if SL__SWAP
+        sl__swap_copy(buf + at, buf + at, (size_t)t->nbytes, sl__swap_unit(t->dtype));
+#endif
         at += (size_t)t->nbytes;
     }
     sl__plan_free(&pl);
@@ -10323,9 +10445,32 @@ static void sl__save_write(sl__save *s) {
         if (t->nbytes < 65536) {
             sl__put(&wb, t->data, (size_t)t->nbytes);
             if (wb.oom) ok = 0;
+#if SL__SWAP
+            if (ok) {
+                unsigned char *put = (unsigned char *)wb.p + wb.n - (size_t)t->nbytes;
+                sl__swap_copy(put, put, (size_t)t->nbytes, sl__swap_unit(t->dtype));
+            }
+#endif
             if (ok && wb.n >= (1u << 20)) { ok = sl__write_all(s->f, wb.p, wb.n); wb.n = 0; }
         } else {
             if (wb.n) { ok = sl__write_all(s->f, wb.p, wb.n); wb.n = 0; }
+#if SL__SWAP
+            if (ok && sl__swap_unit(t->dtype) > 1) {
+                /* little-endian from host order, through the buffer 1 MiB at a time */
+                const unsigned char *src = (const unsigned char *)t->data;
+                uint64_t pos, piece;
+                for (pos = 0; ok && pos < t->nbytes; pos += piece) {
+                    piece = SL__MIN(t->nbytes - pos, (uint64_t)(1u << 20));
+                    wb.n = 0;
+                    sl__put(&wb, src + pos, (size_t)piece);
+                    if (wb.oom) { ok = 0; break; }
+                    sl__swap_copy(wb.p, wb.p, (size_t)piece, sl__swap_unit(t->dtype));
+                    ok = sl__write_all(s->f, wb.p, wb.n);
+                }
+                wb.n = 0;
+                continue;
+            }
+#endif
             if (ok) ok = sl__write_all(s->f, t->data, t->nbytes);
         }
     }

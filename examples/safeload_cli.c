@@ -1086,11 +1086,20 @@ static int cmd_load(int argc, char **argv) {
         sn = l->count;
     }
     if (checksum) {
+        /* FNV-1a of the loaded elements as little-endian bytes (the file's order): a loaded
+           element is in host order, so a big-endian host reads each one's bytes backwards
+           (p[j ^ (u - 1)]) and prints what a little-endian one does */
+        const uint16_t one = 1;
+        unsigned char lo;
         size_t k;
+        memcpy(&lo, &one, 1);
         for (k = 0; k < sn; k++) {
             const unsigned char *p = (const unsigned char *)sq[k].data;
-            uint64_t j;
-            for (j = 0; j < sq[k].nbytes; j++) { h ^= p[j]; h *= 0x100000001b3ULL; }
+            safeload_dtype dt = sq[k].dtype != SAFELOAD_DTYPE_NONE ? sq[k].dtype
+                                                                  : sq[k].tensor->dtype;
+            uint64_t j, u = dt == SAFELOAD_C64 ? 4 : safeload_dtype_bits(dt) / 8;
+            if (lo || u < 2) u = 1;
+            for (j = 0; j < sq[k].nbytes; j++) { h ^= p[j ^ (u - 1)]; h *= 0x100000001b3ULL; }
         }
     }
     if (json) {

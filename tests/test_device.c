@@ -553,13 +553,16 @@ static void test_mixed_run(fake_dev *dev) {
     float want_b[2048];
     size_t n, ds, i;
     unsigned char *img = tu_image(hdr, 12352, &n, &ds);
-    const unsigned char *data;
+    static unsigned char data[12352];       /* the data section in host order */
     char p[] = "/tmp/safeload-test-device-XXXXXX";
     void *mem;
     int fd, io;
     CHECK(img != NULL);
     if (!img) return;
-    data = img + ds;
+    memcpy(data, img + ds, sizeof data);
+    tu_le(data, 64, 4);
+    tu_le(data + 64, 4096, 2);
+    tu_le(data + 4160, 8192, 4);
     CHECK(safeload_convert(want_b, SAFELOAD_F32, data + 64, SAFELOAD_F16, 2048) == SAFELOAD_OK);
     fd = mkstemp(p);
     CHECK(fd >= 0 && write(fd, img, n) == (ssize_t)n);

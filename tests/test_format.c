@@ -991,7 +991,9 @@ static void test_reference_vector(void) {
     CHK_T(o.f, 0, "test", I32, "[2,2]", 0, 16);
     t = safeload_find(o.f, "test");
     CHECK(t && t->numel == 4 && t->file_offset == 68 && t->header_offset == 9);
-    CHECK(safeload_read(o.f, t, out, sizeof out, NULL) == SAFELOAD_OK && memcmp(out, data, 16) == 0);
+    CHECK(safeload_read(o.f, t, out, sizeof out, NULL) == SAFELOAD_OK);
+    tu_le(out, 16, 4);
+    CHECK(memcmp(out, data, 16) == 0);
     CHECK(!safeload_has_metadata(o.f));
     CHECK(safeload_tensor_at(o.f, 1) == NULL);
     ofile_close(&o);
@@ -1007,6 +1009,7 @@ static void test_no_alignment(void) {
     if (!o.f) return;
     CHK_T(o.f, 0, "a", U8, "[6]", 0, 6); CHK_T(o.f, 1, "b", F64, "[1]", 6, 14);
     CHECK(safeload_read(o.f, safeload_find(o.f, "b"), out, 8, NULL) == SAFELOAD_OK);
+    tu_le(out, 8, 8);
     CHECK(memcmp(out, o.img + 8 + strlen(h) + 6, 8) == 0);
     {   /* a pointer into the tensor array that is not one of its elements is refused */
         const void *v = NULL;
@@ -1217,9 +1220,12 @@ static void test_read(void) {
         for (k = 0; k < 8; k++) {           /* repeated, so that readers give different short reads */
             memset(buf, 0xee, sizeof buf);
             CHECK(safeload_read(f, t, buf, 60, &err) == SAFELOAD_OK);
+            tu_le(buf, 60, 4);              /* host order -> the file's little-endian bytes */
             CHECK_MSG(memcmp(buf, img + 8 + strlen(h), 60) == 0 && buf[60] == 0xee, "read bytes (%s)", src_name(s));
         }
-        CHECK(safeload_read(f, t, buf, sizeof buf, NULL) == SAFELOAD_OK && memcmp(buf, img + n - 62, 60) == 0);
+        CHECK(safeload_read(f, t, buf, sizeof buf, NULL) == SAFELOAD_OK);
+        tu_le(buf, 60, 4);
+        CHECK(memcmp(buf, img + n - 62, 60) == 0);
         memset(&err, 0, sizeof err);
         CHECK(safeload_read(f, t, buf, 59, &err) == SAFELOAD_BUFFER_TOO_SMALL);
         CHECK(err.code == SAFELOAD_BUFFER_TOO_SMALL && strcmp(err.tensor, "w") == 0);
@@ -1227,7 +1233,9 @@ static void test_read(void) {
         t = safeload_find(f, "z");
         CHECK(safeload_read(f, t, buf, 0, NULL) == SAFELOAD_OK);
         t = safeload_find(f, "s");
-        CHECK(safeload_read(f, t, buf, 2, NULL) == SAFELOAD_OK && memcmp(buf, img + n - 2, 2) == 0);
+        CHECK(safeload_read(f, t, buf, 2, NULL) == SAFELOAD_OK);
+        tu_le(buf, 2, 2);
+        CHECK(memcmp(buf, img + n - 2, 2) == 0);
         CHECK(safeload_read(f, t, buf, 1, NULL) == SAFELOAD_BUFFER_TOO_SMALL);
         CHECK_EQ_U64(safeload_file_size(f), n);
         if (s == SRC_FILE) CHECK_STR(safeload_file_path(f), g_tmp_path);
@@ -2212,6 +2220,7 @@ static void check_ref_file(const char *dir, const char *file, uint64_t data_fnv,
             CHECK_MSG(t->begin == rt[i].b && t->end == rt[i].e, "%s: %s offsets", file, rt[i].name);
             CHECK(safeload_find(f, rt[i].name) == t);
             CHECK(safeload_read(f, t, buf, (size_t)t->nbytes, &err) == SAFELOAD_OK);
+            TU_LE_DT(buf, (size_t)t->nbytes, t->dtype);   /* MANIFEST hashes the file's bytes */
             CHECK_MSG(tu_fnv1a(buf, (size_t)t->nbytes, TU_FNV_BASIS) == rt[i].fnv, "%s: %s (%s) checksum", file,
                       rt[i].name, src_name(s));
             free(buf);

@@ -191,7 +191,8 @@ typedef struct tl_model {
     size_t n;
 } tl_model;
 
-/* Plausible float bytes: no NaN/Inf patterns so casts round-trip predictably. */
+/* Plausible float values in host order: no NaN/Inf patterns so casts round-trip predictably
+   (the top byte is set in little-endian order, then turned into the host's). */
 static void tl_fill(unsigned char *p, uint64_t n, safeload_dtype dt) {
     uint64_t i;
     for (i = 0; i < n; i++) p[i] = (unsigned char)tu_rand64();
@@ -199,6 +200,7 @@ static void tl_fill(unsigned char *p, uint64_t n, safeload_dtype dt) {
         for (i = 1; i < n; i += 2) p[i] = (unsigned char)((p[i] & 0x83) | 0x38);
     if (dt == SAFELOAD_F32)
         for (i = 3; i < n; i += 4) p[i] = (unsigned char)((p[i] & 0x81) | 0x3C);
+    TU_LE_DT(p, (size_t)n, dt);
 }
 
 static void tl_add(tl_model *m, const char *name, safeload_dtype dt, uint64_t rows,
@@ -1174,7 +1176,15 @@ static void test_shards(const tl_model *m) {
         CHECK(tl_check_loaded(m, l->tensors, l->count));
         /* model order: shards by file name, tensors by offset; the checksum equals the FNV of
            the shards' data sections one after the other */
-        for (i = 0; i < l->count; i++) h = tu_fnv1a(l->tensors[i].data, l->tensors[i].nbytes, h);
+        for (i = 0; i < l->count; i++) {   /* loaded in host order; the files little-endian */
+            size_t nb = (size_t)l->tensors[i].nbytes;
+            unsigned char *le = (unsigned char *)malloc(nb + 1);
+            if (!le) continue;
+            memcpy(le, l->tensors[i].data, nb);
+            TU_LE_DT(le, nb, l->tensors[i].tensor->dtype);
+            h = tu_fnv1a(le, nb, h);
+            free(le);
+        }
         for (i = 0; i < 4; i++) {
             safeload_file *f = safeload_model_shard(mod, i);
             size_t n;
@@ -2244,9 +2254,16 @@ static void test_view(const tl_model *m, const char *path) {
         const safeload_tensor *t = safeload_find(f, m->t[i].name);
         const void *p;
         size_t al;
-        if (safeload_view(f, t, &p, &al, &e) != SAFELOAD_OK ||
-            memcmp(p, m->t[i].data, m->t[i].nbytes) != 0 || (uintptr_t)p % al != 0 ||
+        /* a view is the file's bytes: the elements little-endian */
+        unsigned char *le = (unsigned char *)malloc((size_t)m->t[i].nbytes + 1);
+        if (le) {
+            memcpy(le, m->t[i].data, (size_t)m->t[i].nbytes);
+            TU_LE_DT(le, (size_t)m->t[i].nbytes, m->t[i].dtype);
+        }
+        if (!le || safeload_view(f, t, &p, &al, &e) != SAFELOAD_OK ||
+            memcmp(p, le, m->t[i].nbytes) != 0 || (uintptr_t)p % al != 0 ||
             (al & (al - 1)) != 0) bad++;
+        free(le);
     }
     CHECK(bad == 0);
     safeload_close(f);
@@ -2265,6 +2282,7 @@ static void test_mixed_run(void) {
         "\"b\":{\"dtype\":\"F16\",\"shape\":[2048],\"data_offsets\":[64,4160]},"
         "\"c\":{\"dtype\":\"F32\",\"shape\":[2048],\"data_offsets\":[4160,12352]}}";
     unsigned char *img, *win = NULL;
+    static unsigned char host[12352];
     float want_b[2048];
     size_t n, ds;
     char p[400];
@@ -2273,7 +2291,11 @@ static void test_mixed_run(void) {
     img = tu_image(hdr, 12352, &n, &ds);
     CHECK(img != NULL);
     if (!img) return;
-    CHECK(safeload_convert(want_b, SAFELOAD_F32, img + ds + 64, SAFELOAD_F16, 2048) ==
+    memcpy(host, img + ds, sizeof host);    /* the data section's elements in host order */
+    tu_le(host, 64, 4);
+    tu_le(host + 64, 4096, 2);
+    tu_le(host + 4160, 8192, 4);
+    CHECK(safeload_convert(want_b, SAFELOAD_F32, host + 64, SAFELOAD_F16, 2048) ==
           SAFELOAD_OK);
     tl_path(p, sizeof p, "mixed_run.safetensors");
     fp = fopen(p, "wb");
@@ -2300,9 +2322,9 @@ static void test_mixed_run(void) {
             CHECK(safeload_open(&f, p, NULL, &e) == SAFELOAD_OK);
             r = safeload_load_file(f, q, 3, &d, NULL, &e);
             CHECK_MSG(r == SAFELOAD_OK, "io %d threads %d: %s", io, th, e.message);
-            CHECK_MSG(memcmp(win, img + ds, 64) == 0, "io %d: a", io);
+            CHECK_MSG(memcmp(win, host, 64) == 0, "io %d: a", io);
             CHECK_MSG(memcmp(win + 64, want_b, 8192) == 0, "io %d: b", io);
-            CHECK_MSG(memcmp(win + 8256, img + ds + 4160, 8192) == 0, "io %d: c", io);
+            CHECK_MSG(memcmp(win + 8256, host + 4160, 8192) == 0, "io %d: c", io);
             CHECK_MSG(win[16448] == 0xAB, "io %d: wrote past c", io);
             safeload_close(f);
         }

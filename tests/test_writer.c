@@ -144,7 +144,12 @@ static void test_literals(void) {
     safeload_save_tensor t[8];
     safeload_save_desc d;
     safeload_kv kv[4];
-    unsigned char want[64];
+    unsigned char want[64], le4[16], le8[8];
+    /* BYTES as the file holds them as F32/I32 and as F64 elements (little-endian) */
+    memcpy(le4, BYTES, 16);
+    tu_le(le4, 16, 4);
+    memcpy(le8, BYTES, 8);
+    tu_le(le8, 8, 8);
     /* nothing at all: "{}" + 6 spaces */
     EXPECT_SER(NULL, 0, NULL, "{}", NULL, 0);
     {
@@ -177,11 +182,11 @@ static void test_literals(void) {
     EXPECT_SER(NULL, 0, &d, "{\"__metadata__\":{\"B\":\"3\",\"a\":\"1\",\"a.b\":\"\",\"b\":\"2\"}}", NULL, 0);
     t[0] = st("w", SAFELOAD_F32, 1, s2, BYTES, 8);
     EXPECT_SER(t, 1, &d, "{\"__metadata__\":{\"B\":\"3\",\"a\":\"1\",\"a.b\":\"\",\"b\":\"2\"},"
-               "\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", BYTES, 8);
+               "\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", le4, 8);
     /* one tensor; the upstream reference vector: N = 60 padded to 64 */
-    EXPECT_SER(t, 1, NULL, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", BYTES, 8);
+    EXPECT_SER(t, 1, NULL, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", le4, 8);
     t[0] = st("test", SAFELOAD_I32, 2, s22, BYTES, 16);
-    EXPECT_SER(t, 1, NULL, "{\"test\":{\"dtype\":\"I32\",\"shape\":[2,2],\"data_offsets\":[0,16]}}", BYTES, 16);
+    EXPECT_SER(t, 1, NULL, "{\"test\":{\"dtype\":\"I32\",\"shape\":[2,2],\"data_offsets\":[0,16]}}", le4, 16);
     {
         void *out = NULL; size_t n = 0;
         CHECK(safeload_serialize(&out, &n, t, 1, NULL, NULL) == SAFELOAD_OK);
@@ -194,7 +199,7 @@ static void test_literals(void) {
     t[2] = st("e", SAFELOAD_U8, 2, sbig, BYTES, 0);
     EXPECT_SER(t, 3, NULL, "{\"s\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[0,8]},"
                "\"z\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[8,8]},"
-               "\"e\":{\"dtype\":\"U8\",\"shape\":[0,18446744073709551615],\"data_offsets\":[8,8]}}", BYTES, 8);
+               "\"e\":{\"dtype\":\"U8\",\"shape\":[0,18446744073709551615],\"data_offsets\":[8,8]}}", le8, 8);
     /* order: dtype descending, then name bytewise; data follows that order */
     t[0] = st("b", SAFELOAD_U8, 1, s3, BYTES + 10, 3);
     t[1] = st("a", SAFELOAD_U8, 1, s4, BYTES + 20, 4);
@@ -210,6 +215,8 @@ static void test_literals(void) {
     memcpy(want + 20, BYTES + 10, 3);  /* b (U8) */
     memcpy(want + 23, BYTES + 52, 2);  /* y (F4) */
     memcpy(want + 25, BYTES + 50, 2);  /* x (BOOL) */
+    tu_le(want, 8, 8);
+    tu_le(want + 8, 8, 2);
     EXPECT_SER(t, 7, NULL, "{\"q\":{\"dtype\":\"U64\",\"shape\":[],\"data_offsets\":[0,8]},"
                "\"Z\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[8,12]},"
                "\"c\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[12,16]},"
@@ -422,8 +429,8 @@ static void test_round_trips(void) {
     enum { MAXT = 40, MAXM = 6 };
     static char names[MAXT][64], keys[MAXM][64], vals[MAXM][64];
     static uint64_t shapes[MAXT][4];
-    static unsigned char data[MAXT][2048];
-    safeload_save_tensor ts[MAXT];
+    static unsigned char data[MAXT][2048], le[MAXT][2048];
+    safeload_save_tensor ts[MAXT], tle[MAXT];
     safeload_kv kv[MAXM];
     safeload_save_desc d;
     int iter;
@@ -447,6 +454,11 @@ static void test_round_trips(void) {
             ts[i] = st(names[i], dt, rank, shapes[i], data[i], numel * safeload_dtype_bits(dt) / 8);
             if (ts[i].nbytes == 0 && (iter & 1)) ts[i].data = NULL;   /* allowed when empty */
             for (j = 0; j < ts[i].nbytes; j++) data[i][j] = (unsigned char)tu_rand64();
+            /* the file holds the elements little-endian (the same bytes on a little-endian host) */
+            memcpy(le[i], data[i], (size_t)ts[i].nbytes);
+            TU_LE_DT(le[i], (size_t)ts[i].nbytes, dt);
+            tle[i] = ts[i];
+            if (tle[i].data) tle[i].data = le[i];
         }
         for (i = 0; i < m; i++) {
             do {
@@ -459,7 +471,7 @@ static void test_round_trips(void) {
         memset(&d, 0, sizeof d);
         d.metadata = kv; d.metadata_count = m;
         d.flags = (tu_rand64() & 1) ? SAFELOAD_SAVE_EMPTY_METADATA : 0;
-        want = model_image(ts, count, &d, &want_n);
+        want = model_image(tle, count, &d, &want_n);
         CHECK_MSG(safeload_serialize(&out, &n, ts, count, &d, &err) == SAFELOAD_OK, "round trip %d: %s", iter, err.message);
         if (out) {
             int same = n == want_n && memcmp(out, want, n) == 0;
@@ -478,7 +490,12 @@ static void test_round_trips(void) {
                 CHECK(t && t->dtype == ts[i].dtype && t->rank == ts[i].rank && t->nbytes == ts[i].nbytes);
                 if (!t) continue;
                 CHECK(t->rank == 0 || memcmp(t->shape, ts[i].shape, t->rank * sizeof(uint64_t)) == 0);
-                CHECK(safeload_view(f, t, &p, &al, NULL) == SAFELOAD_OK && (t->nbytes == 0 || memcmp(p, data[i], (size_t)t->nbytes) == 0));
+                CHECK(safeload_view(f, t, &p, &al, NULL) == SAFELOAD_OK && (t->nbytes == 0 || memcmp(p, le[i], (size_t)t->nbytes) == 0));
+                {   /* a read hands back the host-order values saved */
+                    static unsigned char back[2048];
+                    CHECK(safeload_read(f, t, back, sizeof back, NULL) == SAFELOAD_OK &&
+                          memcmp(back, data[i], (size_t)t->nbytes) == 0);
+                }
                 /* the writer's layout: every tensor at a multiple of its element size in the file */
                 if (safeload_dtype_size(t->dtype)) CHECK(t->file_offset % safeload_dtype_size(t->dtype) == 0);
             }
@@ -748,7 +765,10 @@ static void test_save(void) {
     CHECK(out && file_equals(path, out, n));
     CHECK_MSG(dir_entries(list, sizeof list) == 1, "directory holds: %s", list);
     if (old) {
-        CHECK(view && memcmp(view, BYTES, 8) == 0);
+        unsigned char le[8];                /* the F32 elements as the file holds them */
+        memcpy(le, BYTES, 8);
+        tu_le(le, 8, 4);
+        CHECK(view && memcmp(view, le, 8) == 0);
         safeload_close(old);
     }
     /* a failing save leaves the target untouched and no temporary files */

@@ -84,6 +84,32 @@ TU_UNUSED static unsigned char *tu_image(const char *header, size_t data_len, si
     return img;
 }
 
+/* Byte order. Files hold little-endian elements and loads hand out host order, so a test that
+   compares loaded bytes with a file's bytes (or builds a file from host values) turns one into
+   the other with tu_le: it reverses each unit-byte element (2, 4 or 8; 4 for C64, two F32) on
+   a big-endian host and does nothing on a little-endian one. */
+TU_UNUSED static int tu_big_endian(void) {
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 0;
+}
+TU_UNUSED static void tu_le(void *data, size_t n, unsigned unit) {
+    unsigned char *p = (unsigned char *)data, t;
+    size_t i, k;
+    if (!tu_big_endian() || unit < 2) return;
+    for (i = 0; i + unit <= n; i += unit)
+        for (k = 0; k < unit / 2; k++) {
+            t = p[i + k];
+            p[i + k] = p[i + unit - 1 - k];
+            p[i + unit - 1 - k] = t;
+        }
+}
+/* The unit tu_le takes for a dtype of `bits` bits (C64: pass 32), and tu_le by dtype. */
+#define TU_UNIT(bits) ((bits) >= 16 ? (unsigned)(bits) / 8 : 1u)
+#define TU_LE_DT(p, n, dt) \
+    tu_le((p), (n), (dt) == SAFELOAD_C64 ? 4u : TU_UNIT(safeload_dtype_bits(dt)))
+
 /* Deterministic PRNG (splitmix64) so tests never depend on time. */
 static uint64_t tu_rng_state = 0x9E3779B97F4A7C15ULL;
 TU_UNUSED static uint64_t tu_rand64(void) {
