@@ -296,17 +296,19 @@ SAFELOAD_API const safeload_kv *safeload_metadata_find(const safeload_file *file
 SAFELOAD_API const safeload_kv *safeload_metadata_find_n(const safeload_file *file,
                                                          const char *key, size_t len);
 
-/* Read a whole tensor's stored bytes into dst (synchronous, no cast). dst must not overlap
-   the tensor's bytes in a memory source (INVALID_ARGUMENT). */
+/* Read a whole tensor's stored bytes into dst (synchronous, no cast), each element in host
+   byte order (swapped from the file's little-endian on a big-endian host, as loads do). dst
+   must not overlap the tensor's bytes in a memory source (INVALID_ARGUMENT). */
 SAFELOAD_API safeload_result safeload_read(const safeload_file *file,
                                            const safeload_tensor *tensor, void *dst,
                                            size_t dst_size, safeload_error *err);
 
 /* Zero-copy view of a tensor in a read-only mapping of the file (memory sources: a pointer into
-   the caller's buffer). *alignment receives the largest power of two (up to 4096) that divides
-   the address. The pointer stays valid until safeload_close. Not for reader sources. A file
-   that has shrunk since it was opened so that the tensor's bytes are gone gives
-   UNEXPECTED_EOF (touching them would be a SIGBUS); one cut after the call can still fault. */
+   the caller's buffer): the file's bytes, so elements are little-endian on every host.
+   *alignment receives the largest power of two (up to 4096) that divides the address. The
+   pointer stays valid until safeload_close. Not for reader sources. A file that has shrunk
+   since it was opened so that the tensor's bytes are gone gives UNEXPECTED_EOF (touching them
+   would be a SIGBUS); one cut after the call can still fault. */
 SAFELOAD_API safeload_result safeload_view(safeload_file *file, const safeload_tensor *tensor,
                                            const void **data, size_t *alignment,
                                            safeload_error *err);
@@ -713,7 +715,8 @@ SAFELOAD_API safeload_result safeload_job_wait(safeload_job *job);
    Writing, byte-identical to the reference writer: tensors sorted by dtype (descending) then
    name, compact JSON, __metadata__ first (keys sorted), padded with spaces to a multiple of 8.
    Files are written atomically: a temporary file in the same directory, flushed, renamed. The
-   new file keeps the old one's permissions; a symlink is followed (the link survives).
+   new file keeps the old one's permissions; a symlink is followed (the link survives). data
+   is in host byte order; files get it little-endian (a big-endian host swaps each element).
    ------------------------------------------------------------------------------------------ */
 typedef struct safeload_save_tensor {
     const char *name;           /* NUL-terminated UTF-8 */

@@ -253,6 +253,29 @@ static void put_str(FILE *o, const char *s) { (void)put_text(o, s, strlen(s), 0)
 
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
+/* Byte order: a load hands out host-order elements and a file holds them little-endian. On a
+   big-endian host the unit to reverse for dtype dt (2, 4 or 8; 4 for C64, two F32), else 1. */
+static unsigned swap_unit(safeload_dtype dt) {
+    const uint16_t one = 1;
+    unsigned char lo;
+    unsigned bits = safeload_dtype_bits(dt);
+    memcpy(&lo, &one, 1);
+    if (lo || bits < 16) return 1;
+    return dt == SAFELOAD_C64 ? 4 : bits / 8;
+}
+/* n bytes of host-order elements of dtype dt as a file holds them (in place) */
+static void to_file_order(void *data, uint64_t n, safeload_dtype dt) {
+    unsigned char *p = (unsigned char *)data, t;
+    uint64_t i, u = swap_unit(dt), k;
+    if (u < 2) return;
+    for (i = 0; i + u <= n; i += u)
+        for (k = 0; k < u / 2; k++) {
+            t = p[i + k];
+            p[i + k] = p[i + u - 1 - k];
+            p[i + u - 1 - k] = t;
+        }
+}
+
 /* Is kept (a safeload_error field of cap bytes) the text s of n bytes as the library keeps
    it? It writes control characters, invisible ones and bytes that are not UTF-8 as '?' (one
    per byte) and, when the text does not fit, cuts it at a UTF-8 boundary with "..." after the
@@ -1089,16 +1112,11 @@ static int cmd_load(int argc, char **argv) {
         /* FNV-1a of the loaded elements as little-endian bytes (the file's order): a loaded
            element is in host order, so a big-endian host reads each one's bytes backwards
            (p[j ^ (u - 1)]) and prints what a little-endian one does */
-        const uint16_t one = 1;
-        unsigned char lo;
         size_t k;
-        memcpy(&lo, &one, 1);
         for (k = 0; k < sn; k++) {
             const unsigned char *p = (const unsigned char *)sq[k].data;
-            safeload_dtype dt = sq[k].dtype != SAFELOAD_DTYPE_NONE ? sq[k].dtype
-                                                                  : sq[k].tensor->dtype;
-            uint64_t j, u = dt == SAFELOAD_C64 ? 4 : safeload_dtype_bits(dt) / 8;
-            if (lo || u < 2) u = 1;
+            uint64_t j, u = swap_unit(sq[k].dtype != SAFELOAD_DTYPE_NONE ? sq[k].dtype
+                                                                        : sq[k].tensor->dtype);
             for (j = 0; j < sq[k].nbytes; j++) { h ^= p[j ^ (u - 1)]; h *= 0x100000001b3ULL; }
         }
     }
@@ -1686,6 +1704,10 @@ static int cv_write_file(cv_ctx *c, cv_file *f, const cv_item *it, size_t n, int
             return is_io(r) ? 2 : 1;
         }
         c->prog.base += src;
+        for (j = 0; j < q; j++)                 /* loaded in host order, written little-endian */
+            to_file_order(c->reqs[j].dst, c->reqs[j].nbytes,
+                          c->reqs[j].dtype != SAFELOAD_DTYPE_NONE ? c->reqs[j].dtype
+                                                                  : c->reqs[j].tensor->dtype);
         if (!cv_write(f, c->buf, used)) return cv_io_error(f->final, "writing failed", cv_errno());
         if (first) { cv_test_point("data"); first = 0; }
     }

@@ -3010,8 +3010,10 @@ static void test_slices_any_dim(void) {
         rq[0].name = t->name; rq[0].slice_dim = 1; rq[0].slice_begin = 100; rq[0].slice_end = 200;
         CHECK(safeload_load_file(f, rq, 1, &d, &ar, &e) == SAFELOAD_OK);
         CHECK(rq[0].nbytes == len && memcmp(rq[0].data, want, (size_t)len) == 0);
-        CHECK_EQ_U64(st.bytes_read, 299 * 1400 + 200);
-        CHECK_EQ_U64(st.reads, 1);
+        if (!tu_big_endian()) {     /* there a swap is a cast: the runs go through staging */
+            CHECK_EQ_U64(st.bytes_read, 299 * 1400 + 200);
+            CHECK_EQ_U64(st.reads, 1);
+        }
         CHECK_EQ_U64(st.bytes_written, len);
         safeload_arena_free(ar);
         free(want);

@@ -63,8 +63,14 @@ static void test_kernels(void) {
                 if (u == 1)     /* byte sources: the host's own kernels, SIMD included */
                     CHECK(fn == sl__cast_resolve(dd, sd, SAFELOAD_SIMD_AUTO, nt));
                 ref = d == s ? NULL : sl__cast_resolve(dd, sd, SAFELOAD_SIMD_SCALAR, 0);
-                ssz = d == s ? u : safeload_dtype_size(sd);
-                dsz = d == s ? u : safeload_dtype_size(dd);
+                if (d == s) {
+                    ssz = dsz = u;
+                } else {        /* the engine's units (F4: a byte of two elements) */
+                    unsigned su, du;
+                    sl__cast_unit(dd, sd, &su, &du);
+                    ssz = su;
+                    dsz = du;
+                }
                 pairs++;
                 for (n = 0; n <= MAXN; n++)
                     for (sa = 0; sa < 8; sa++)
@@ -143,21 +149,26 @@ static int64_t ts_read(void *user, uint64_t off, void *dst, size_t n) {
     return (int64_t)n;
 }
 
-/* what a load of tensor t as dtype want, rows [rb, re), must give: in host order */
-static unsigned char *ts_expect(const ts_tensor *t, safeload_dtype want, uint64_t rb,
-                                uint64_t re, uint64_t *len) {
-    uint64_t row = t->nbytes / t->shape[0], n = (re - rb) * row;
-    unsigned char *out;
-    if (want == SAFELOAD_DTYPE_NONE || want == t->dt) {
-        *len = n;
-        out = (unsigned char *)malloc((size_t)n + 1);
-        memcpy(out, t->data + rb * row, (size_t)n);
-        return out;
-    }
-    *len = n / safeload_dtype_size(t->dt) * safeload_dtype_size(want);
+/* what a load of tensor t as dtype want, [b, e) of dimension dim (e == 0: whole), must give:
+   in host order */
+static unsigned char *ts_expect(const ts_tensor *t, safeload_dtype want, uint32_t dim,
+                                uint64_t b, uint64_t e, uint64_t *len) {
+    uint64_t row = t->nbytes / t->shape[0], n, r;
+    size_t es = safeload_dtype_size(t->dt);
+    unsigned char *sel, *out;
+    if (e == 0) { dim = 0; b = 0; e = t->shape[0]; }
+    n = dim == 0 ? (e - b) * row : t->shape[0] * (e - b) * es;
+    sel = (unsigned char *)malloc((size_t)n + 1);
+    if (dim == 0) memcpy(sel, t->data + b * row, (size_t)n);
+    else
+        for (r = 0; r < t->shape[0]; r++)
+            memcpy(sel + r * (e - b) * es, t->data + r * row + b * es, (size_t)((e - b) * es));
+    if (want == SAFELOAD_DTYPE_NONE || want == t->dt) { *len = n; return sel; }
+    n = n * 8 / safeload_dtype_bits(t->dt);            /* elements (F4: two a byte) */
+    *len = n * safeload_dtype_size(want);
     out = (unsigned char *)malloc((size_t)*len + 1);
-    CHECK(safeload_convert(out, want, t->data + rb * row, t->dt,
-                           (size_t)(n / safeload_dtype_size(t->dt))) == SAFELOAD_OK);
+    CHECK(safeload_convert(out, want, sel, t->dt, (size_t)n) == SAFELOAD_OK);
+    free(sel);
     return out;
 }
 
@@ -169,13 +180,17 @@ static safeload_dtype ts_cast_to(safeload_dtype d) {
     case SAFELOAD_F16: return SAFELOAD_F32;
     case SAFELOAD_F64: return SAFELOAD_F32;
     case SAFELOAD_F8_E4M3: return SAFELOAD_BF16;
+    case SAFELOAD_F4: return SAFELOAD_F32;
+    case SAFELOAD_F8_E8M0: return SAFELOAD_BF16;
+    case SAFELOAD_F8_E5M2FNUZ: return SAFELOAD_F16;
     default: return SAFELOAD_DTYPE_NONE;
     }
 }
 
 static void test_loads(void) {
     static const char *const names[] = {"f32", "bf16", "f16", "f64", "i64", "c64", "i16", "u32",
-        "u8", "e4m3", "f4", "bool", "i32", "u16", "u64", "f32big", "f16b", "bf16b", "f64b"};
+        "u8", "e4m3", "f4", "bool", "i32", "u16", "u64", "f32big", "f16b", "bf16b", "f64b", "e8m0",
+        "e5m2fnuz"};
     safeload_save_tensor st[32];
     void *img = NULL;
     size_t n = 0, i;
@@ -206,6 +221,8 @@ static void test_loads(void) {
     ts_add(names[16], SAFELOAD_F16, 97, 1003);
     ts_add(names[17], SAFELOAD_BF16, 33, 2049);
     ts_add(names[18], SAFELOAD_F64, 41, 999);
+    ts_add(names[19], SAFELOAD_F8_E8M0, 3, 32);
+    ts_add(names[20], SAFELOAD_F8_E5M2FNUZ, 5, 9);
     for (i = 0; i < tn; i++) {
         memset(&st[i], 0, sizeof st[i]);
         st[i].name = tt[i].name;
@@ -250,7 +267,7 @@ static void test_loads(void) {
     for (src = 0; src < 3; src++)
         for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++)
             for (th = 1; th <= 3; th += 2)
-                for (var = 0; var < 3; var++)
+                for (var = 0; var < 4; var++)
                     for (dest = 0; dest < 3; dest++) {
                         safeload_file *f = NULL;
                         safeload_reader rd;
@@ -287,12 +304,18 @@ static void test_loads(void) {
                         for (i = 0; i < tn; i++) {
                             uint64_t rows = tt[i].shape[0];
                             q[i].name = tt[i].name;
-                            if (var == 1) q[i].dtype = ts_cast_to(tt[i].dt);
-                            if (var == 2 && rows > 2) { q[i].row_begin = 1; q[i].row_end = rows - 1; }
+                            /* 1: casts; 2: rows [1, rows - 1); 3: columns [1, cols - 1) cast */
+                            if (var & 1) q[i].dtype = ts_cast_to(tt[i].dt);
+                            if (var == 2 && rows > 2) { q[i].slice_begin = 1; q[i].slice_end = rows - 1; }
+                            if (var == 3 && tt[i].shape[1] > 2 && safeload_dtype_size(tt[i].dt)) {
+                                q[i].slice_dim = 1;
+                                q[i].slice_begin = 1;
+                                q[i].slice_end = tt[i].shape[1] - 1;
+                            }
                             dst[i] = NULL;
                             if (dest == 1) {   /* caller memory, sized for the whole tensor */
-                                size_t es = safeload_dtype_size(tt[i].dt);
-                                uint64_t b = es ? tt[i].nbytes / es * 8 : tt[i].nbytes;
+                                /* room for any cast: 8 bytes an element */
+                                uint64_t b = tt[i].nbytes * 8 / safeload_dtype_bits(tt[i].dt) * 8;
                                 dst[i] = malloc((size_t)b + 1);
                                 q[i].dst = (unsigned char *)dst[i] + 1;   /* odd address */
                                 q[i].dst_size = (size_t)b;
@@ -304,9 +327,10 @@ static void test_loads(void) {
                         CHECK_MSG(r == SAFELOAD_OK, "load src %d io %d threads %d var %d dest %d:"
                                   " %s", src, io, th, var, dest, e.message);
                         for (i = 0; r == SAFELOAD_OK && i < tn; i++) {
-                            uint64_t rb = q[i].row_end ? q[i].row_begin : 0;
-                            uint64_t re = q[i].row_end ? q[i].row_end : tt[i].shape[0], len;
-                            unsigned char *want = ts_expect(&tt[i], q[i].dtype, rb, re, &len);
+                            uint64_t len;
+                            unsigned char *want = ts_expect(&tt[i], q[i].dtype, q[i].slice_dim,
+                                                            q[i].slice_begin, q[i].slice_end,
+                                                            &len);
                             CHECK_MSG(q[i].nbytes == len && memcmp(q[i].data, want,
                                                                    (size_t)len) == 0,
                                       "%s: src %d io %d threads %d var %d dest %d", tt[i].name,
@@ -335,7 +359,7 @@ static void test_loads(void) {
                 if (j == tn) { CHECK(0); continue; }
                 w = ts_expect(&tt[j], k && safeload_can_convert(SAFELOAD_F32, tt[j].dt)
                                           ? SAFELOAD_F32 : SAFELOAD_DTYPE_NONE,
-                              0, tt[j].shape[0], &len);
+                              0, 0, 0, &len);
                 CHECK_MSG(l->tensors[i].nbytes == len &&
                           memcmp(l->tensors[i].data, w, (size_t)len) == 0, "load_all %d: %s",
                           k, tt[j].name);
