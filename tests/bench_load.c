@@ -109,7 +109,7 @@ static int save_moe(const char *dir, uint64_t mb, uint64_t count) {
     int ok;
     /* sizes cycle 4/8/32/64 KiB weighted to average budget/count */
     for (i = 0; i < count; i++) {
-        uint64_t want = (budget - total) / (count - i), r;
+        uint64_t want = total < budget ? (budget - total) / (count - i) : 0, r;
         r = want >= 48 * 1024 ? rows_of[3] : want >= 20 * 1024 ? rows_of[2 + (i & 1)]
           : want >= 8 * 1024 ? rows_of[1 + (i % 3 == 0)] : rows_of[i & 1];
         shape[i][0] = r;
