@@ -3006,7 +3006,7 @@ static void test_slices_any_dim(void) {
         memset(&d, 0, sizeof d);
         d.threads = 1;
         d.stats = &st;
-        memset(rq, 0, sizeof rq[0]);
+        memset(&rq[0], 0, sizeof rq[0]);
         rq[0].name = t->name; rq[0].slice_dim = 1; rq[0].slice_begin = 100; rq[0].slice_end = 200;
         CHECK(safeload_load_file(f, rq, 1, &d, &ar, &e) == SAFELOAD_OK);
         CHECK(rq[0].nbytes == len && memcmp(rq[0].data, want, (size_t)len) == 0);
@@ -3069,7 +3069,7 @@ static void test_slices_any_dim(void) {
             CHECK(ar == NULL && rq[0].data == NULL && rq[1].data == NULL);
         }
         /* an empty tensor's slices of its other dimensions are empty, not errors */
-        memset(rq, 0, sizeof rq[0]);
+        memset(&rq[0], 0, sizeof rq[0]);
         rq[0].name = "empty"; rq[0].slice_dim = 2; rq[0].slice_begin = 1; rq[0].slice_end = 2;
         {
             safeload_arena *ar = NULL;
