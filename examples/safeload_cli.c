@@ -964,6 +964,11 @@ static int parse_threads(const char *v, int *out) {
     return 1;
 }
 
+/* the one wording of a bad --threads value, for every command that takes it */
+static int threads_error(const char *v) {
+    return usage_error("--threads takes a whole number from 0 to 1024, not", v);
+}
+
 /* --slice DIM:BEGIN:END: three whole numbers (the library judges the range) */
 static int parse_slice(const char *v, safeload_request *q) {
     uint64_t n[3] = {0, 0, 0};
@@ -1042,8 +1047,7 @@ static int cmd_load(int argc, char **argv) {
             if (path) return usage_error("more than one PATH:", argv[i]);
             path = argv[i];
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            if (!parse_threads(argv[++i], &d.threads))
-                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
+            if (!parse_threads(argv[++i], &d.threads)) return threads_error(argv[i]);
         }
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
             if (!parse_dtype(argv[++i], &dtype))
@@ -1832,8 +1836,7 @@ static int cmd_convert(int argc, char **argv) {
             if (!parse_dtype(argv[++i], &dtype))
                 return usage_error("--dtype takes f32, f16 or bf16, not", argv[i]);
         } else if (!ends && strcmp(a, "--threads") == 0 && i + 1 < argc) {
-            if (!parse_threads(argv[++i], &threads))
-                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
+            if (!parse_threads(argv[++i], &threads)) return threads_error(argv[i]);
         } else if (!ends && strcmp(a, "--max-shard-size") == 0 && i + 1 < argc) {
             if (!parse_size(argv[++i], &shard_max))
                 return usage_error("--max-shard-size takes a size such as 5GB, 500MB, 2GiB or "
@@ -2930,8 +2933,7 @@ static int cmd_hash(int argc, char **argv) {
         if (!ends && strcmp(a, "--tensors") == 0) tensors = 1;
         else if (!ends && strcmp(a, "--json") == 0) json = 1;
         else if (!ends && strcmp(a, "--threads") == 0 && i + 1 < argc) {
-            if (!parse_threads(argv[++i], &threads))
-                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
+            if (!parse_threads(argv[++i], &threads)) return threads_error(argv[i]);
         } else if (!ends && strcmp(a, "--threads") == 0) {
             return usage_error("a value is missing after", a);
         } else if (!ends && a[0] == '-') return usage_error("unknown option", a);
@@ -3151,8 +3153,7 @@ static int cmd_verify(int argc, char **argv) {
         else if (!ends && strcmp(a, "--strict") == 0) strict = 1;
         else if (!ends && strcmp(a, "--data") == 0) data = 1;
         else if (!ends && strcmp(a, "--threads") == 0 && i + 1 < argc) {
-            if (!parse_threads(argv[++i], &threads))
-                return usage_error("--threads takes a whole number from 0 to 1024, not", argv[i]);
+            if (!parse_threads(argv[++i], &threads)) return threads_error(argv[i]);
         } else if (!ends && strcmp(a, "--threads") == 0) {
             return usage_error("a value is missing after", a);
         } else if (!ends && a[0] == '-') return usage_error("unknown option", a);
