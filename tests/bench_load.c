@@ -20,7 +20,11 @@
                  read + write bytes (2 x data size)
    io auto: the dense file warm (auto against read), then cold (dropped from the page cache
    before each load) with read, direct and auto, and how much of the file each load left in
-   the page cache. Cold figures depend on the disk (on a VM, on the host's cache too). */
+   the page cache. Cold figures depend on the disk (on a VM, on the host's cache too).
+   cold loads (alone: SAFELOAD_BENCH_ONLY=cold, which writes only the dense file, 1024 MiB
+   unless SAFELOAD_BENCH_DENSE_MB says otherwise): read, direct and auto next to the disk's
+   limit (the best of 1, 4, 16 and 32 threads of 4 MiB O_DIRECT reads), interleaved; see
+   bench_cold. SAFELOAD_BENCH_COLD_THREADS (default 2): safeload's threads there. */
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
@@ -244,9 +248,9 @@ static double sl_alloc(safeload_model *m, int th, safeload_dtype dt) {
     return t;
 }
 
-static double sl_prefaulted(safeload_model *m, int th, safeload_dtype dt, unsigned char *buf,
-                            safeload_request *rq, safeload_io io) {
-    safeload_load_desc d;
+/* one load of every tensor into buf (prefaulted by the caller) with desc d */
+static double sl_into(safeload_model *m, safeload_dtype dt, unsigned char *buf,
+                      safeload_request *rq, const safeload_load_desc *d) {
     safeload_error e;
     size_t i, n = safeload_model_tensor_count(m);
     uint64_t off = 0;
@@ -261,12 +265,18 @@ static double sl_prefaulted(safeload_model *m, int th, safeload_dtype dt, unsign
         rq[i].dst_size = bytes;
         off += bytes;
     }
+    t0 = bu_now();
+    if (safeload_load(m, rq, n, d, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
+    return bu_now() - t0;
+}
+
+static double sl_prefaulted(safeload_model *m, int th, safeload_dtype dt, unsigned char *buf,
+                            safeload_request *rq, safeload_io io) {
+    safeload_load_desc d;
     memset(&d, 0, sizeof d);
     d.threads = th;
     d.io = io;
-    t0 = bu_now();
-    if (safeload_load(m, rq, n, &d, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
-    return bu_now() - t0;
+    return sl_into(m, dt, buf, rq, &d);
 }
 
 #define MEDIAN(var, expr) do { double v_[64]; int r_; \
@@ -593,19 +603,204 @@ static void bench_memory_states(const char *dense, const char *moe) {
     printf("  load average %.2f at the end\n", loadavg());
 }
 
-int main(void) {
+/* ---- cold loads: against the disk's own limit ----
+   The file dropped from the page cache before every load (posix_fadvise(DONTNEED), checked
+   with mincore; as root, drop_caches when pages stay), then loaded by each variant, interleaved
+   (every repetition runs every variant once; the order rotates each repetition). Baseline: T
+   threads (1, 4, 16, 32) reading the whole file in 4 MiB O_DIRECT blocks, each thread into one
+   aligned buffer of its own, reused, the blocks handed out by a shared counter; the best T (by
+   median GB/s) is the disk's limit. safeload reads into prefaulted memory with
+   SAFELOAD_BENCH_COLD_THREADS (default 2) threads; each of its times is divided by the best
+   baseline's time in the same repetition (per-repetition ratios: their median and range). */
+typedef struct cold_job { const char *path; uint64_t size; volatile uint64_t *next; int ok; } cold_job;
+
+static void *cold_reader(void *a) {
+    cold_job *j = (cold_job *)a;
+    const uint64_t blk = (uint64_t)4 << 20;
+    void *buf = NULL;
+    int fd = open(j->path, O_RDONLY | O_DIRECT);
+    j->ok = fd >= 0 && posix_memalign(&buf, 4096, (size_t)blk) == 0;
+    while (j->ok) {
+        uint64_t at = __sync_fetch_and_add(j->next, (uint64_t)1) * blk;
+        ssize_t r;
+        if (at >= j->size) break;
+        r = pread(fd, buf, (size_t)blk, (off_t)at);
+        if (r <= 0) j->ok = 0;
+    }
+    free(buf);
+    if (fd >= 0) close(fd);
+    return NULL;
+}
+
+/* seconds for th threads to read the file, or -1 when O_DIRECT was refused */
+static double cold_base(const char *path, uint64_t size, int th) {
+    pthread_t tid[32];
+    cold_job jb[32];
+    volatile uint64_t next = 0;
+    double t0 = bu_now();
+    int i, ok = 1;
+    for (i = 0; i < th; i++) {
+        jb[i].path = path; jb[i].size = size; jb[i].next = &next; jb[i].ok = 0;
+        if (i) pthread_create(&tid[i], NULL, cold_reader, &jb[i]);
+    }
+    cold_reader(&jb[0]);
+    for (i = 1; i < th; i++) pthread_join(tid[i], NULL);
+    t0 = bu_now() - t0;
+    for (i = 0; i < th; i++) ok &= jb[i].ok;
+    return ok ? t0 : -1;
+}
+
+/* drop the file from the page cache; what is left of it there (fraction) */
+static double cold_drop(const char *path) {
+    double left;
+    pc_drop(path);
+    left = pc_resident(path, 0, 0);
+    if (left > 0 && geteuid() == 0) {
+        FILE *fp = fopen("/proc/sys/vm/drop_caches", "w");
+        if (fp) { fputs("1\n", fp); fclose(fp); }
+        left = pc_resident(path, 0, 0);
+    }
+    return left;
+}
+
+enum { C_B1, C_B4, C_B16, C_B32, C_READ, C_DIRECT, C_AUTO, C_COUNT, C_NBASE = 4 };
+
+static void bench_cold(const char *path, const char *cmd) {
+    static const int bth[C_NBASE] = {1, 4, 16, 32};
+    static const char *const names[C_COUNT] = {
+        "baseline O_DIRECT 4 MiB,  1 thread", "baseline O_DIRECT 4 MiB,  4 threads",
+        "baseline O_DIRECT 4 MiB, 16 threads", "baseline O_DIRECT 4 MiB, 32 threads",
+        "safeload io read", "safeload io direct", "safeload io auto"};
+    static double t[C_COUNT][64], left[C_COUNT][64];
+    static safeload_load_stats st[C_COUNT][64];
+    int th = (int)env_u64("SAFELOAD_BENCH_COLD_THREADS", 2), r, k, v, best = -1;
+    double before = 0, bmed[C_NBASE], dmed = 0, amed = 0;
+    safeload_model *m;
+    safeload_error e;
+    safeload_request *rq;
+    unsigned char *dst;
+    uint64_t n, size;
+    struct stat sb;
+    if (th < 1) th = 1;
+    if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
+    n = safeload_data_size(safeload_model_shard(m, 0));
+    size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : n;
+    rq = (safeload_request *)calloc(safeload_model_tensor_count(m) + 1, sizeof *rq);
+    dst = (unsigned char *)malloc((size_t)n);
+    memset(dst, 2, (size_t)n);
+    printf("\ncold loads: %s\n  %s, %.2f GiB; dropped from the page cache before every load; %d rep%s "
+           "interleaved, order rotating; safeload %d thread%s into prefaulted memory; "
+           "load average %.2f at the start\n", cmd, path, (double)size / 1073741824.0, reps,
+           reps > 1 ? "s" : "", th, th > 1 ? "s" : "", loadavg());
+    for (r = 0; r < reps; r++)
+        for (k = 0; k < C_COUNT; k++) {
+            safeload_load_desc d;
+            v = (k + r) % C_COUNT;
+            before = SL__MAX(before, cold_drop(path));
+            memset(&st[v][r], 0, sizeof st[v][r]);
+            if (v < C_NBASE) {
+                t[v][r] = cold_base(path, size, bth[v]);
+            } else {
+                memset(&d, 0, sizeof d);
+                d.threads = th;
+                d.io = v == C_READ ? SAFELOAD_IO_READ : v == C_DIRECT ? SAFELOAD_IO_DIRECT
+                                                                      : SAFELOAD_IO_AUTO;
+                d.stats = &st[v][r];
+                t[v][r] = sl_into(m, SAFELOAD_DTYPE_NONE, dst, rq, &d);
+            }
+            left[v][r] = pc_resident(path, 0, 0);
+        }
+    for (k = 0; k < C_NBASE; k++) {   /* median GB/s of each T; -1: O_DIRECT refused */
+        double c[64];
+        for (r = 0; r < reps; r++) c[r] = gbs(size, t[k][r]);
+        bmed[k] = bu_median(c, reps);
+        for (r = 0; r < reps; r++) if (t[k][r] < 0) bmed[k] = -1;
+        if (bmed[k] > 0 && (best < 0 || bmed[k] > bmed[best])) best = k;
+    }
+    printf("  %-36s %-22s %-26s %s\n", "", "GB/s median [min-max]", "x best baseline [min-max]",
+           "left in page cache");
+    for (k = 0; k < C_COUNT; k++) {
+        double g[64], x[64], lo = 1e30, hi = 0, xlo = 1e30, xhi = 0, lmax = 0, med;
+        char lab[64], num[64];
+        uint64_t bytes = k < C_NBASE ? size : n;
+        int ok = k >= C_NBASE || bmed[k] > 0;
+        for (r = 0; r < reps; r++) {
+            g[r] = ok ? gbs(bytes, t[k][r]) : 0;
+            x[r] = best >= 0 && ok ? g[r] / gbs(size, t[best][r]) : 0;
+            lo = SL__MIN(lo, g[r]); hi = SL__MAX(hi, g[r]);
+            xlo = SL__MIN(xlo, x[r]); xhi = SL__MAX(xhi, x[r]);
+            lmax = SL__MAX(lmax, left[k][r]);
+        }
+        if (!ok) { printf("  %-36s O_DIRECT refused here\n", names[k]); continue; }
+        if (k >= C_NBASE) snprintf(lab, sizeof lab, "%s, %d thread%s", names[k], th, th > 1 ? "s" : "");
+        else snprintf(lab, sizeof lab, "%s", names[k]);
+        med = bu_median(g, reps);
+        snprintf(num, sizeof num, "%5.2f [%.2f-%.2f]", med, lo, hi);
+        printf("  %-36s %-22s ", lab, num);
+        if (best >= 0) {
+            double xm = bu_median(x, reps);
+            snprintf(num, sizeof num, "%5.2fx [%.2f-%.2f]%s", xm, xlo, xhi, k == best ? " *" : "");
+            printf("%-26s ", num);
+            if (k == C_DIRECT) dmed = xm;
+            if (k == C_AUTO) amed = xm;
+        }
+        printf("%5.1f %%", 100 * lmax);
+        if (k >= C_NBASE) {   /* what ran: io mode and files read direct (last repetition's) */
+            safeload_load_stats *s = &st[k][reps - 1];
+            printf("  (ran io %s, %d direct file%s)",
+                   s->io == SAFELOAD_IO_DIRECT ? "direct" : s->io == SAFELOAD_IO_READ ? "read"
+                   : s->io == SAFELOAD_IO_MMAP ? "mmap" : "?", s->direct_files,
+                   s->direct_files == 1 ? "" : "s");
+        }
+        printf("\n");
+    }
+    if (best >= 0)
+        printf("  * the best baseline (the disk's limit): %d threads. Cold direct or auto: %.2fx it "
+               "(target >= 0.9)\n", bth[best], SL__MAX(dmed, amed));
+    printf("  page cache before each load: at most %.1f %% of the file; load average %.2f at the "
+           "end\n", 100 * before, loadavg());
+    free(dst);
+    free(rq);
+    safeload_model_close(m);
+}
+
+/* the command as run: the SAFELOAD_BENCH_* variables set, then the program */
+extern char **environ;
+static void command_line(char *out, size_t cap, const char *prog) {
+    size_t at = 0;
+    char **ev;
+    out[0] = 0;
+    for (ev = environ; ev && *ev && at < cap; ev++)
+        if (strncmp(*ev, "SAFELOAD_BENCH_", 15) == 0)
+            at += (size_t)snprintf(out + at, cap - at, "%s ", *ev);
+    if (at < cap) snprintf(out + at, cap - at, "%s", prog);
+}
+
+int main(int argc, char **argv) {
     const char *dir = getenv("SAFELOAD_BENCH_DIR") ? getenv("SAFELOAD_BENCH_DIR") : "build/bench";
-    uint64_t dense_mb = env_u64("SAFELOAD_BENCH_DENSE_MB", 2048);
+    const char *only = getenv("SAFELOAD_BENCH_ONLY") ? getenv("SAFELOAD_BENCH_ONLY") : "";
+    int cold_only = strcmp(only, "cold") == 0;
+    /* the cold section alone reads the file (4 + 3) x reps times from disk: 1 GiB by default */
+    uint64_t dense_mb = env_u64("SAFELOAD_BENCH_DENSE_MB", cold_only ? 1024 : 2048);
     uint64_t moe_mb = env_u64("SAFELOAD_BENCH_MOE_MB", 1536);
     uint64_t moe_n = env_u64("SAFELOAD_BENCH_MOE_TENSORS", 100000);
-    char dense[600], moe[600], sharded[600];
+    char dense[600], moe[600], sharded[600], cmd[1024];
     row rd[3], rm[3], rs[3];
+    (void)argc;
+    command_line(cmd, sizeof cmd, argv[0]);
     reps = (int)env_u64("SAFELOAD_BENCH_REPS", 5);
     if (reps < 1 || reps > 64) reps = 5;
     mkdir(dir, 0755);
     snprintf(dense, sizeof dense, "%s/dense.safetensors", dir);
     snprintf(moe, sizeof moe, "%s/moe.safetensors", dir);
     snprintf(sharded, sizeof sharded, "%s/sharded", dir);
+    /* SAFELOAD_BENCH_ONLY=cold: the cold loads alone, on the dense file alone */
+    if (cold_only) {
+        printf("bench_load: writing %s/dense.safetensors (%llu MiB)\n", dir, (unsigned long long)dense_mb);
+        if (!save_dense(dir, dense_mb, 0)) { fprintf(stderr, "cannot write the checkpoint\n"); return 1; }
+        bench_cold(dense, cmd);
+        return 0;
+    }
     printf("bench_load: writing checkpoints into %s (dense %llu MiB, MoE %llu MiB in %llu tensors)\n",
            dir, (unsigned long long)dense_mb, (unsigned long long)moe_mb, (unsigned long long)moe_n);
     if (!save_dense(dir, dense_mb, 0) || !save_moe(dir, moe_mb, moe_n) || !save_dense(dir, dense_mb, 1)) {
@@ -613,7 +808,7 @@ int main(void) {
         return 1;
     }
     /* SAFELOAD_BENCH_ONLY=memory: the host memory states alone */
-    if (getenv("SAFELOAD_BENCH_ONLY") && strcmp(getenv("SAFELOAD_BENCH_ONLY"), "memory") == 0) {
+    if (strcmp(only, "memory") == 0) {
         bench_memory_states(dense, moe);
         return 0;
     }
@@ -621,6 +816,7 @@ int main(void) {
     bench_file("moe", moe, moe, rm);
     bench_file("sharded (4 shards + index)", sharded, dense, rs);
     bench_auto(dense);
+    bench_cold(dense, cmd);
     bench_memory_states(dense, moe);
     printf("\nMoE vs dense, safeload into its arena: 1 thread %.2fx, 2 threads %.2fx (target >= 0.85)\n",
            rm[1].alloc / rd[1].alloc, rm[2].alloc / rd[2].alloc);
