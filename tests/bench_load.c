@@ -755,8 +755,8 @@ static void bench_cold(const char *path, const char *cmd) {
         printf("\n");
     }
     if (best >= 0)
-        printf("  * the best baseline (the disk's limit): %d threads. Cold direct or auto: %.2fx it "
-               "(target >= 0.9)\n", bth[best], SL__MAX(dmed, amed));
+        printf("  * the best baseline (the disk's limit): %d thread%s. Cold direct or auto: %.2fx it "
+               "(target >= 0.9)\n", bth[best], bth[best] > 1 ? "s" : "", SL__MAX(dmed, amed));
     printf("  page cache before each load: at most %.1f %% of the file; load average %.2f at the "
            "end\n", 100 * before, loadavg());
     free(dst);
