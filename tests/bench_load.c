@@ -650,15 +650,18 @@ static double cold_base(const char *path, uint64_t size, int th) {
     return ok ? t0 : -1;
 }
 
-/* drop the file from the page cache; what is left of it there (fraction) */
-static double cold_drop(const char *path) {
+/* drop the file from the page cache; what is left of it there (fraction). drop_caches empties
+   the whole machine's cache, so once it has left the file in place (tmpfs) it is not tried
+   again. */
+static double cold_drop(const char *path, int *drop_caches_ok) {
     double left;
     pc_drop(path);
     left = pc_resident(path, 0, 0);
-    if (left > 0 && geteuid() == 0) {
+    if (left > 0 && *drop_caches_ok && geteuid() == 0) {
         FILE *fp = fopen("/proc/sys/vm/drop_caches", "w");
         if (fp) { fputs("1\n", fp); fclose(fp); }
         left = pc_resident(path, 0, 0);
+        if (left > 0) *drop_caches_ok = 0;
     }
     return left;
 }
@@ -673,7 +676,7 @@ static void bench_cold(const char *path, const char *cmd) {
         "safeload io read", "safeload io direct", "safeload io auto"};
     static double t[C_COUNT][64], left[C_COUNT][64];
     static safeload_load_stats st[C_COUNT][64];
-    int th = (int)env_u64("SAFELOAD_BENCH_COLD_THREADS", 2), r, k, v, best = -1;
+    int th = (int)env_u64("SAFELOAD_BENCH_COLD_THREADS", 2), r, k, v, best = -1, dc_ok = 1;
     double before = 0, bmed[C_NBASE], dmed = 0, amed = 0;
     safeload_model *m;
     safeload_error e;
@@ -696,7 +699,7 @@ static void bench_cold(const char *path, const char *cmd) {
         for (k = 0; k < C_COUNT; k++) {
             safeload_load_desc d;
             v = (k + r) % C_COUNT;
-            before = SL__MAX(before, cold_drop(path));
+            before = SL__MAX(before, cold_drop(path, &dc_ok));
             memset(&st[v][r], 0, sizeof st[v][r]);
             if (v < C_NBASE) {
                 t[v][r] = cold_base(path, size, bth[v]);
@@ -757,8 +760,9 @@ static void bench_cold(const char *path, const char *cmd) {
     if (best >= 0)
         printf("  * the best baseline (the disk's limit): %d thread%s. Cold direct or auto: %.2fx it "
                "(target >= 0.9)\n", bth[best], bth[best] > 1 ? "s" : "", SL__MAX(dmed, amed));
-    printf("  page cache before each load: at most %.1f %% of the file; load average %.2f at the "
-           "end\n", 100 * before, loadavg());
+    printf("  page cache before each load: at most %.1f %% of the file%s; load average %.2f at "
+           "the end\n", 100 * before, before > 0.01 ? " (NOT COLD: the file could not be dropped; "
+           "tmpfs?)" : "", loadavg());
     free(dst);
     free(rq);
     safeload_model_close(m);
