@@ -532,6 +532,14 @@ typedef enum safeload_pages {
     SAFELOAD_PAGES_NORMAL       /* 4 KiB pages (MADV_NOHUGEPAGE) */
 } safeload_pages;
 
+/* How a load kept many reads in flight on its DIRECT files (stats.aio). */
+typedef enum safeload_aio {
+    SAFELOAD_AIO_NONE = 0,      /* one read at a time per worker: not DIRECT, queue_depth 1,
+                                   or no queue could be set up (stats.aio_error says why) */
+    SAFELOAD_AIO_IO_URING,      /* Linux 5.1+ */
+    SAFELOAD_AIO_OVERLAPPED     /* Windows: overlapped ReadFile */
+} safeload_aio;
+
 typedef struct safeload_request {
     const char *name;           /* tensor to load */
     void *dst;                  /* host or device address; NULL = allocate for me */
@@ -578,6 +586,11 @@ typedef struct safeload_load_stats {
     uint64_t huge_bytes;        /* of those, the bytes first touched with huge pages asked for */
     uint64_t touch_huge_mbps;   /* AUTO: first-touch rates it measured, MB/s of one thread's CPU */
     uint64_t touch_normal_mbps; /*   time (huge: the latest verdict's); 0 = not measured */
+    safeload_aio aio;           /* the queue DIRECT files were read through */
+    int queue_depth;            /* reads it kept in flight at most, over all workers (0: none) */
+    int aio_error;              /* why no queue ran where one was wanted: the OS's error code
+                                   (ENOSYS: an old kernel or qemu-user; EPERM: seccomp or the
+                                   io_uring_disabled sysctl); 0 when one ran or none was wanted */
 } safeload_load_stats;
 
 /* Shared loading: rank `rank` of `world` processes that load the same requests (same names,
@@ -626,6 +639,10 @@ typedef struct safeload_load_desc {
     safeload_arena *reuse;      /* load into this arena (from an earlier load, or
                                    safeload_arena_create) instead of a new one: see
                                    safeload_load */
+    int queue_depth;            /* DIRECT files (and AUTO's direct ones): reads in flight over
+                                   all workers, each into a bounce buffer of chunk_size; 0 = 32
+                                   (64 MiB of buffers at the default chunk); 1 = one read at a
+                                   time per worker, no queue; negative: INVALID_ARGUMENT */
     safeload_load_stats *stats; /* optional output; zeroed first by every load, so after a
                                    failure it holds what that load did, if anything */
     safeload_share share;       /* world > 1: ranks split the reads and share the bytes */
@@ -1178,7 +1195,13 @@ static wchar_t *sl__widen(const char *path, const safeload_allocator *a) {
 #endif
 
 /* Opens a regular file for reading; direct = bypass the page cache. Returns an errno-style code
-   (0 = ok) so the caller can word the error. */
+   (0 = ok) so the caller can word the error. On Windows an unbuffered handle is also an
+   overlapped one, for the queued reads (1e); sl__os_pread waits on such a read itself. */
+#if defined(SL__WINDOWS) && !defined(SAFELOAD_NO_OVERLAPPED)
+#  define SL__DIRECT_FLAGS (FILE_FLAG_NO_BUFFERING | FILE_FLAG_OVERLAPPED)
+#elif defined(SL__WINDOWS)
+#  define SL__DIRECT_FLAGS FILE_FLAG_NO_BUFFERING
+#endif
 static int sl__os_open(const char *path, int direct, const safeload_allocator *a,
                        sl__os_file *out, uint64_t *size) {
 #if defined(SL__WINDOWS)
@@ -1189,7 +1212,7 @@ static int sl__os_open(const char *path, int direct, const safeload_allocator *a
     if (!w) return 1113; /* ERROR_NO_UNICODE_TRANSLATION (or out of memory) */
     h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
                     NULL, OPEN_EXISTING,
-                    FILE_ATTRIBUTE_NORMAL | (direct ? FILE_FLAG_NO_BUFFERING : 0), NULL);
+                    FILE_ATTRIBUTE_NORMAL | (direct ? SL__DIRECT_FLAGS : 0), NULL);
     if (h == INVALID_HANDLE_VALUE) {         /* GetLastError's codes, as sl__os_why reads them */
         DWORD e = GetLastError(), at;
         if (e == ERROR_ACCESS_DENIED) {      /* what a directory gives, too */
@@ -1453,15 +1476,24 @@ static int64_t sl__os_pread(sl__os_file f, void *dst, size_t n, uint64_t off) {
 #if defined(SL__WINDOWS)
     OVERLAPPED ov;
     DWORD got = 0;
+    BOOL ok;
     if (n > SL__READ_MAX) n = SL__READ_MAX;
     memset(&ov, 0, sizeof ov);
     ov.Offset = (DWORD)(off & 0xFFFFFFFFu);
     ov.OffsetHigh = (DWORD)(off >> 32);
-    if (!ReadFile(f, dst, (DWORD)n, &got, &ov)) {
+    /* an event of its own: on an overlapped handle (a direct one) the read may go on in the
+       background, and other threads' reads signal the handle itself */
+    ov.hEvent = CreateEventW(NULL, TRUE, FALSE, NULL);
+    ok = ReadFile(f, dst, (DWORD)n, &got, &ov);
+    if (!ok && GetLastError() == ERROR_IO_PENDING && ov.hEvent)
+        ok = GetOverlappedResult(f, &ov, &got, TRUE);
+    if (!ok) {
         DWORD e = GetLastError();
+        if (ov.hEvent) CloseHandle(ov.hEvent);
         if (e == ERROR_HANDLE_EOF) return 0;
         return -(int64_t)(e ? e : 5);
     }
+    if (ov.hEvent) CloseHandle(ov.hEvent);
     return (int64_t)got;
 #else
     ssize_t r;
@@ -1966,6 +1998,347 @@ static unsigned sl__cpu_word(void) {
 }
 
 /* ---- end of CPU features ---- */
+
+/* ---- 1e. many reads in flight: io_uring (Linux), overlapped ReadFile (Windows) ----
+   A disk serves one read at a time per worker far below its limit: NVMe and cloud volumes
+   want tens of requests outstanding. Each worker of a DIRECT load gets a queue of its own and
+   keeps its share of desc.queue_depth reads in flight, handling each as it completes. Where
+   no queue can be set up (kernels before 5.1, seccomp filters, the io_uring_disabled sysctl,
+   qemu-user, other systems) the engine reads one request at a time per worker, as before;
+   stats.aio and stats.aio_error say which ran and why. io_uring is driven through syscall()
+   with the kernel's ABI spelled out below: no liburing, no <linux/io_uring.h>. */
+#if defined(__linux__) && defined(SL__GNUC) && !defined(SAFELOAD_NO_IO_URING)
+#  define SL__AIO 1                     /* io_uring */
+#  include <sys/syscall.h>
+#  if defined(__NR_io_uring_setup)
+#    define SL__NR_URING_SETUP __NR_io_uring_setup
+#    define SL__NR_URING_ENTER __NR_io_uring_enter
+#    define SL__NR_URING_REGISTER __NR_io_uring_register
+#  elif !defined(__alpha__)
+#    define SL__NR_URING_SETUP 425      /* one number on every architecture but alpha */
+#    define SL__NR_URING_ENTER 426
+#    define SL__NR_URING_REGISTER 427
+#  endif
+#  if !defined(SL__NR_URING_SETUP)
+#    undef SL__AIO
+#  endif
+#elif defined(SL__WINDOWS) && !defined(SAFELOAD_NO_OVERLAPPED)
+#  define SL__AIO 2                     /* overlapped ReadFile */
+#endif
+#if defined(SL__AIO)
+#  define SL__AIO_KIND SL__AIO          /* safeload_aio's value */
+#else
+#  define SL__AIO_KIND 0
+#endif
+#if defined(SL__WINDOWS)
+#  define SL__AIO_NOMEM 8               /* the file layer's codes: GetLastError's */
+#else
+#  define SL__AIO_NOMEM ENOMEM
+#endif
+/* Test seams: the tests make the setup fail (the fallback) and alter completions. */
+#if defined(SL__AIO) && SL__AIO == 1
+#  ifndef SAFELOAD_URING_SETUP
+#    define SAFELOAD_URING_SETUP(entries, params) syscall(SL__NR_URING_SETUP, entries, params)
+#  endif
+#endif
+#ifndef SAFELOAD_AIO_RESULT                  /* every completion: bytes read, or -error */
+#  define SAFELOAD_AIO_RESULT(res, buf, off, len) (res)
+#endif
+#if defined(__has_feature)
+#  if __has_feature(memory_sanitizer)
+/* the kernel fills the buffers and the setup's parameters behind MemorySanitizer's back */
+#    define SL__MSAN 1
+void __msan_unpoison(const volatile void *p, size_t n);
+#  endif
+#endif
+#if defined(SL__MSAN)
+#  define SL__UNPOISON(p, n) __msan_unpoison((p), (n))
+#else
+#  define SL__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#if defined(SL__AIO) && SL__AIO == 1
+typedef struct sl__uring_sqe {          /* struct io_uring_sqe, as far as reads use it */
+    uint8_t opcode, flags;
+    uint16_t ioprio;
+    int32_t fd;
+    uint64_t off, addr;
+    uint32_t len, rw_flags;
+    uint64_t user_data;
+    uint16_t buf_index, personality;
+    int32_t splice_fd_in;
+    uint64_t addr3, pad;
+} sl__uring_sqe;
+typedef struct sl__uring_cqe {
+    uint64_t user_data;
+    int32_t res;
+    uint32_t flags;
+} sl__uring_cqe;
+typedef struct sl__uring_params {       /* io_uring_params with its two offset structs */
+    uint32_t sq_entries, cq_entries, flags, sq_thread_cpu, sq_thread_idle, features, wq_fd,
+        resv[3];
+    uint32_t sq_head, sq_tail, sq_mask, sq_entries_off, sq_flags, sq_dropped, sq_array,
+        sq_resv1;
+    uint64_t sq_user_addr;
+    uint32_t cq_head, cq_tail, cq_mask, cq_entries_off, cq_overflow, cq_cqes, cq_flags,
+        cq_resv1;
+    uint64_t cq_user_addr;
+} sl__uring_params;
+#  define SL__URING_OP_READV 1
+#  define SL__URING_OP_READ_FIXED 4
+#  define SL__URING_ENTER_GETEVENTS 1u
+#  define SL__URING_FEAT_SINGLE_MMAP 1u
+#  define SL__URING_OFF_CQ_RING 0x8000000ULL
+#  define SL__URING_OFF_SQES 0x10000000ULL
+#  define SL__URING_REGISTER_BUFFERS 0u
+#endif
+
+typedef struct sl__aio {
+    unsigned depth;                     /* slots: reads this queue may have in flight */
+    unsigned queued;                    /* written, not yet handed to the OS */
+#if defined(SL__AIO) && SL__AIO == 1
+    int fd;
+    unsigned char *sq_ring, *cq_ring;
+    size_t sq_size, cq_size, sqes_size;
+    sl__uring_sqe *sqes;
+    sl__uring_cqe *cqes;
+    unsigned *sq_head, *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+    struct iovec *iov;                  /* per slot: READV reads its address from here */
+    unsigned char *fixed;               /* the registered buffer (READ_FIXED), or NULL */
+    size_t fixed_len;
+#elif defined(SL__AIO) && SL__AIO == 2
+    OVERLAPPED *ov;                     /* per slot, each with an event of its own */
+    HANDLE *ev, *fh;
+    unsigned char *busy;
+    uint32_t *want;
+#endif
+} sl__aio;
+
+#if defined(SL__AIO) && SL__AIO == 1
+static void sl__aio_close(sl__aio *q, const safeload_allocator *a) {
+    if (q->sqes) munmap((void *)q->sqes, q->sqes_size);
+    if (q->cq_ring && q->cq_ring != q->sq_ring) munmap(q->cq_ring, q->cq_size);
+    if (q->sq_ring) munmap(q->sq_ring, q->sq_size);
+    if (q->fd >= 0) close(q->fd);
+    sl__free(a, q->iov);
+    memset(q, 0, sizeof *q);
+    q->fd = -1;
+}
+
+/* A queue of `depth` slots; 0, or the errno that says why there is none. buf/len: memory the
+   reads will mostly go to, registered once where the kernel lets it (fixed buffers: no page
+   pinning per read). */
+static int sl__aio_open(sl__aio *q, unsigned depth, unsigned char *buf, size_t len,
+                        const safeload_allocator *a) {
+    sl__uring_params p;
+    unsigned char *sqes;
+    long fd;
+    int e;
+    memset(q, 0, sizeof *q);
+    q->fd = -1;
+    memset(&p, 0, sizeof p);
+    fd = SAFELOAD_URING_SETUP(depth, &p);
+    if (fd < 0) return errno ? errno : ENOSYS;
+    SL__UNPOISON(&p, sizeof p);
+    q->fd = (int)fd;
+    q->depth = depth;
+    q->iov = (struct iovec *)sl__calloc(a, depth, sizeof(struct iovec));
+    q->sq_size = p.sq_array + p.sq_entries * sizeof(unsigned);
+    q->cq_size = p.cq_cqes + p.cq_entries * sizeof(sl__uring_cqe);
+    if (p.features & SL__URING_FEAT_SINGLE_MMAP)
+        q->sq_size = q->cq_size = SL__MAX(q->sq_size, q->cq_size);
+    q->sqes_size = p.sq_entries * sizeof(sl__uring_sqe);
+    q->sq_ring = (unsigned char *)mmap(NULL, q->sq_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                                       q->fd, 0);
+    if (q->sq_ring == (unsigned char *)MAP_FAILED) q->sq_ring = NULL;
+    if (q->sq_ring && (p.features & SL__URING_FEAT_SINGLE_MMAP)) {
+        q->cq_ring = q->sq_ring;
+    } else if (q->sq_ring) {
+        q->cq_ring = (unsigned char *)mmap(NULL, q->cq_size, PROT_READ | PROT_WRITE,
+                                           MAP_SHARED, q->fd, (off_t)SL__URING_OFF_CQ_RING);
+        if (q->cq_ring == (unsigned char *)MAP_FAILED) q->cq_ring = NULL;
+    }
+    sqes = q->cq_ring ? (unsigned char *)mmap(NULL, q->sqes_size, PROT_READ | PROT_WRITE,
+                                              MAP_SHARED, q->fd, (off_t)SL__URING_OFF_SQES)
+                      : (unsigned char *)MAP_FAILED;
+    if (sqes == (unsigned char *)MAP_FAILED || !q->iov || p.sq_entries < depth) {
+        e = errno ? errno : ENOMEM;
+        if (sqes != (unsigned char *)MAP_FAILED) munmap(sqes, q->sqes_size);
+        sl__aio_close(q, a);
+        return e;
+    }
+    q->sqes = (sl__uring_sqe *)(void *)sqes;
+    q->sq_head = (unsigned *)(void *)(q->sq_ring + p.sq_head);
+    q->sq_tail = (unsigned *)(void *)(q->sq_ring + p.sq_tail);
+    q->sq_mask = (unsigned *)(void *)(q->sq_ring + p.sq_mask);
+    q->sq_array = (unsigned *)(void *)(q->sq_ring + p.sq_array);
+    q->cq_head = (unsigned *)(void *)(q->cq_ring + p.cq_head);
+    q->cq_tail = (unsigned *)(void *)(q->cq_ring + p.cq_tail);
+    q->cq_mask = (unsigned *)(void *)(q->cq_ring + p.cq_mask);
+    q->cqes = (sl__uring_cqe *)(void *)(q->cq_ring + p.cq_cqes);
+    if (buf && len && len <= SL__GIB) {
+        struct iovec v;
+        v.iov_base = buf;
+        v.iov_len = len;
+        if (syscall(SL__NR_URING_REGISTER, q->fd, SL__URING_REGISTER_BUFFERS, &v, 1u) == 0) {
+            q->fixed = buf;                 /* else (RLIMIT_MEMLOCK): plain reads */
+            q->fixed_len = len;
+        }
+    }
+    return 0;
+}
+
+/* Queues a read of n bytes at off into buf, tagged with its slot. The caller never has more
+   than depth reads queued or in flight, so a slot is always free. */
+static void sl__aio_read(sl__aio *q, sl__os_file f, unsigned char *buf, size_t n, uint64_t off,
+                         unsigned slot) {
+    unsigned tail = *q->sq_tail, idx = tail & *q->sq_mask;
+    sl__uring_sqe *s = &q->sqes[idx];
+    memset(s, 0, sizeof *s);
+    s->fd = f;
+    s->off = off;
+    s->len = (uint32_t)n;
+    s->user_data = slot;
+    if (q->fixed && buf >= q->fixed && buf + n <= q->fixed + q->fixed_len) {
+        s->opcode = SL__URING_OP_READ_FIXED;
+        s->addr = (uint64_t)(uintptr_t)buf;
+        s->buf_index = 0;
+    } else {
+        q->iov[slot].iov_base = buf;
+        q->iov[slot].iov_len = n;
+        s->opcode = SL__URING_OP_READV;
+        s->addr = (uint64_t)(uintptr_t)&q->iov[slot];
+        s->len = 1;
+    }
+    q->sq_array[idx] = idx;
+    __atomic_store_n(q->sq_tail, tail + 1, __ATOMIC_RELEASE);
+    q->queued++;
+}
+
+/* Hands the queued reads to the kernel and, when wait, sleeps until one completes; 0, or the
+   errno of a failure that leaves the queue unusable. A full completion queue or a kernel
+   short of memory (EAGAIN, EBUSY) only delays: the next call tries again. */
+static int sl__aio_enter(sl__aio *q, int wait) {
+    for (;;) {
+        long r = syscall(SL__NR_URING_ENTER, q->fd, q->queued, wait ? 1u : 0u,
+                         wait ? SL__URING_ENTER_GETEVENTS : 0u, NULL, 0);
+        if (r >= 0) {
+            q->queued -= (unsigned)r < q->queued ? (unsigned)r : q->queued;
+            return 0;
+        }
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EBUSY ? 0 : (errno ? errno : EIO);
+    }
+}
+
+/* One completion, if any: its slot and result (bytes, or -errno). */
+static int sl__aio_reap(sl__aio *q, unsigned *slot, int64_t *res) {
+    unsigned head = *q->cq_head;
+    const sl__uring_cqe *c;
+    if (head == __atomic_load_n(q->cq_tail, __ATOMIC_ACQUIRE)) return 0;
+    c = &q->cqes[head & *q->cq_mask];
+    *slot = (unsigned)c->user_data;
+    *res = c->res;
+    __atomic_store_n(q->cq_head, head + 1, __ATOMIC_RELEASE);
+    return 1;
+}
+#endif /* SL__AIO == 1 */
+
+#if defined(SL__AIO) && SL__AIO == 2
+/* Overlapped reads on a handle opened with FILE_FLAG_OVERLAPPED, each slot with an event of
+   its own; WaitForMultipleObjects takes at most 64 of them, so a worker keeps at most 64. */
+static void sl__aio_close(sl__aio *q, const safeload_allocator *a) {
+    unsigned i;
+    for (i = 0; q->ev && i < q->depth; i++)
+        if (q->ev[i]) CloseHandle(q->ev[i]);
+    sl__free(a, q->ov);
+    sl__free(a, q->ev);
+    sl__free(a, q->fh);
+    sl__free(a, q->busy);
+    sl__free(a, q->want);
+    memset(q, 0, sizeof *q);
+}
+
+static int sl__aio_open(sl__aio *q, unsigned depth, unsigned char *buf, size_t len,
+                        const safeload_allocator *a) {
+    unsigned i;
+    SL__UNUSED(buf);
+    SL__UNUSED(len);
+    memset(q, 0, sizeof *q);
+    if (depth > MAXIMUM_WAIT_OBJECTS) depth = MAXIMUM_WAIT_OBJECTS;
+    q->depth = depth;
+    q->ov = (OVERLAPPED *)sl__calloc(a, depth, sizeof(OVERLAPPED));
+    q->ev = (HANDLE *)sl__calloc(a, depth, sizeof(HANDLE));
+    q->fh = (HANDLE *)sl__calloc(a, depth, sizeof(HANDLE));
+    q->busy = (unsigned char *)sl__calloc(a, depth, 1);
+    q->want = (uint32_t *)sl__calloc(a, depth, sizeof(uint32_t));
+    if (!q->ov || !q->ev || !q->fh || !q->busy || !q->want) { sl__aio_close(q, a); return 8; }
+    for (i = 0; i < depth; i++)
+        if (!(q->ev[i] = CreateEventW(NULL, TRUE, FALSE, NULL))) {
+            DWORD e = GetLastError();
+            sl__aio_close(q, a);
+            return (int)(e ? e : 8);
+        }
+    return 0;
+}
+
+/* Starts the read now (Windows has no separate submit). One that fails at once completes
+   at once: its slot's event is set and its result kept in the OVERLAPPED's Internal field. */
+static void sl__aio_read(sl__aio *q, sl__os_file f, unsigned char *buf, size_t n, uint64_t off,
+                         unsigned slot) {
+    OVERLAPPED *o = &q->ov[slot];
+    memset(o, 0, sizeof *o);
+    o->Offset = (DWORD)(off & 0xFFFFFFFFu);
+    o->OffsetHigh = (DWORD)(off >> 32);
+    o->hEvent = q->ev[slot];
+    q->want[slot] = (uint32_t)n;
+    q->fh[slot] = f;
+    q->busy[slot] = 1;
+    if (!ReadFile(f, buf, (DWORD)n, NULL, o)) {
+        DWORD e = GetLastError();
+        if (e != ERROR_IO_PENDING) {
+            q->busy[slot] = 2;              /* failed at once: e, or the end of the file */
+            o->Internal = (ULONG_PTR)(e == ERROR_HANDLE_EOF ? 0 : (e ? e : 5));
+            SetEvent(q->ev[slot]);
+        }
+    }
+}
+
+static int sl__aio_enter(sl__aio *q, int wait) {
+    HANDLE h[MAXIMUM_WAIT_OBJECTS];
+    DWORD n = 0, r;
+    unsigned i;
+    if (!wait) return 0;
+    for (i = 0; i < q->depth; i++)
+        if (q->busy[i]) h[n++] = q->ev[i];
+    if (!n) return 0;
+    r = WaitForMultipleObjects(n, h, FALSE, INFINITE);
+    if (r == WAIT_FAILED) { DWORD e = GetLastError(); return (int)(e ? e : 5); }
+    return 0;
+}
+
+static int sl__aio_reap(sl__aio *q, unsigned *slot, int64_t *res) {
+    unsigned i;
+    for (i = 0; i < q->depth; i++) {
+        DWORD got = 0;
+        if (!q->busy[i] || WaitForSingleObject(q->ev[i], 0) != WAIT_OBJECT_0) continue;
+        if (q->busy[i] == 2) {
+            DWORD e = (DWORD)q->ov[i].Internal;
+            *res = e ? -(int64_t)e : 0;
+        } else if (GetOverlappedResult(q->fh[i], &q->ov[i], &got, FALSE)) {
+            *res = (int64_t)got;
+        } else {
+            DWORD e = GetLastError();
+            *res = e == ERROR_HANDLE_EOF ? 0 : -(int64_t)(e ? e : 5);
+        }
+        q->busy[i] = 0;
+        ResetEvent(q->ev[i]);
+        *slot = i;
+        return 1;
+    }
+    return 0;
+}
+#endif /* SL__AIO == 2 */
 
 /* =============================================================================================
    2. FORMAT: byte sources, dtype table, header parser, validation
@@ -7417,7 +7790,25 @@ typedef struct sl__worker {
     size_t *pinned_busy;        /* per buffer: 1 + the task its copies came from; 0: free */
     int next_pinned;
     uint64_t reads, bytes_read, bytes_written;
+    /* a DIRECT load's queue (1e): slots of slot_size bytes each, the free ones stacked */
+    sl__aio aio;
+    int aio_on;
+    int stuck;                          /* the queue failed with reads in flight: its memory
+                                           is leaked, not freed (the kernel may still write) */
+    unsigned char *slot_raw, *slot_mem;
+    size_t slot_size;
+    struct sl__slot *slots;
+    unsigned *free_slots, n_free, inflight;
+    const unsigned char *ready;         /* a completed read's bytes: the task reads from here */
+    uint64_t ready_off;                 /*   (the file offset of ready[0]) */
 } sl__worker;
+
+typedef struct sl__slot {               /* one read in flight */
+    const struct sl__task *t;
+    unsigned char *buf;                 /* the slot's memory, or the destination itself */
+    uint64_t lo, hi;                    /* the aligned file range read */
+    int into_dst;
+} sl__slot;
 
 struct safeload_arena {
     unsigned char *host;                /* aligned base */
@@ -7511,6 +7902,9 @@ typedef struct sl__load {
     int unconfirmed;                    /* device copies never confirmed: the arena leaks */
     sl__pages pages;
     uint64_t fresh;                     /* arena bytes no earlier load touched (stats) */
+    int queue_depth;                    /* reads in flight wanted over all workers (1: none) */
+    int aio_depth;                      /* what the workers' queues hold in all (stats) */
+    int aio_error;                      /* why no queue was set up where one was wanted */
 } sl__load;
 
 /* The file offset of byte `pos` of a request's (sliced) source bytes. */
@@ -7869,14 +8263,40 @@ SL__INLINE void sl__copy(const sl__load *L, unsigned char *dst, const unsigned c
     }
 }
 
+/* A direct read that ended inside a block (the end of the file, or a partial read): another
+   unbuffered read would start at an unaligned offset, which Windows refuses (and Linux may),
+   so the rest, if any is wanted, comes through the file's own buffered handle. *got: bytes of
+   buf filled from lo, updated; 0 after an error (reported). */
+static int sl__direct_tail(sl__load *L, sl__worker *w, const sl__task *t, uint64_t off,
+                           uint64_t n, unsigned char *buf, uint64_t lo, uint64_t *got) {
+    uint64_t at = 0;
+    int64_t r;
+    if (lo + *got >= off + n) return 1;
+    r = sl__fd_read_full(L->shards[t->shard]->src.fd, buf + *got, off + n - lo - *got,
+                         lo + *got, &w->reads, &at);
+    if (r > 0) {
+        at = SL__MAX(at, off);
+        sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at), NULL,
+                      "read at byte %llu failed: %s (error %lld)", (sl__ull)at, sl__why64(r),
+                      (long long)r);
+        return 0;
+    }
+    *got = r == 0 ? off + n - lo : at - lo;         /* at: where the file ended */
+    return 1;
+}
+
 /* O_DIRECT wants the offset, the length and the buffer aligned: read the aligned range that
-   covers [off, off+n) into `into` (when everything is aligned) or the bounce buffer, and
-   return where byte `off` landed. */
-static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl__task *t,
-                                            uint64_t off, uint64_t n, unsigned char *into) {
+   covers [off, off+n) into buf, from byte `got` of it on (a queued read that came back short
+   goes on here), and return where byte `off` landed. */
+static const unsigned char *sl__direct_from(sl__load *L, sl__worker *w, const sl__task *t,
+                                            uint64_t off, uint64_t n, unsigned char *buf,
+                                            uint64_t got) {
     uint64_t lo = off & ~(SL__DIRECT_ALIGN - 1);
-    uint64_t hi = (off + n + SL__DIRECT_ALIGN - 1) & ~(SL__DIRECT_ALIGN - 1), got = 0;
-    unsigned char *buf = into ? into : w->bounce;
+    uint64_t hi = (off + n + SL__DIRECT_ALIGN - 1) & ~(SL__DIRECT_ALIGN - 1);
+    if (got % SL__DIRECT_ALIGN) {
+        if (!sl__direct_tail(L, w, t, off, n, buf, lo, &got)) return NULL;
+        hi = lo + got;
+    }
     while (lo + got < hi) {
         int64_t r = sl__os_pread(L->direct[t->shard], buf + got,
                                  (size_t)SL__MIN(hi - lo - got, (uint64_t)SL__READ_MAX), lo + got);
@@ -7890,23 +8310,8 @@ static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl
         }
         if (r == 0) break;                          /* end of file inside the last block */
         got += (uint64_t)r;
-        if ((uint64_t)r % SL__DIRECT_ALIGN) {
-            /* a part of a block: the end of the file (or a partial read). Another unbuffered
-               read would start at an unaligned offset, which Windows refuses (and Linux may):
-               the rest, if any is wanted, comes through the file's own buffered handle */
-            if (lo + got < off + n) {
-                uint64_t at = 0;
-                r = sl__fd_read_full(L->shards[t->shard]->src.fd, buf + got, off + n - lo - got,
-                                     lo + got, &w->reads, &at);
-                if (r > 0) {
-                    at = SL__MAX(at, off);
-                    sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at),
-                                  NULL, "read at byte %llu failed: %s (error %lld)",
-                                  (sl__ull)at, sl__why64(r), (long long)r);
-                    return NULL;
-                }
-                got = r == 0 ? off + n - lo : at - lo;     /* at: where the file ended */
-            }
+        if ((uint64_t)r % SL__DIRECT_ALIGN) {       /* a part of a block */
+            if (!sl__direct_tail(L, w, t, off, n, buf, lo, &got)) return NULL;
             break;
         }
     }
@@ -7914,8 +8319,15 @@ static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl
         sl__load_eof(L, t, SL__MAX(lo + got, off));
         return NULL;
     }
-    w->bytes_read += n;
     return buf + (off - lo);
+}
+
+/* The whole of such a read into `into` (when everything is aligned) or the bounce buffer. */
+static const unsigned char *sl__direct_fill(sl__load *L, sl__worker *w, const sl__task *t,
+                                            uint64_t off, uint64_t n, unsigned char *into) {
+    const unsigned char *p = sl__direct_from(L, w, t, off, n, into ? into : w->bounce, 0);
+    if (p) w->bytes_read += n;
+    return p;
 }
 
 /* n bytes of a shard at absolute offset off into dst, by the load's I/O mode. */
@@ -7925,6 +8337,11 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
     uint64_t at = off;
     int64_t rc;
     if (n == 0) return 1;
+    if (w->ready) {                     /* a queued read brought the task's bytes */
+        sl__copy(L, dst, w->ready + (off - w->ready_off), n);
+        w->bytes_read += n;
+        return 1;
+    }
     if (sl__mem_base(L, t->shard)) {
         sl__copy(L, dst, sl__mem_base(L, t->shard) + off, n);
         w->bytes_read += n;
@@ -7974,6 +8391,7 @@ static int sl__io_read(sl__load *L, sl__worker *w, const sl__task *t, uint64_t o
    read into the bounce (direct) or staging buffer. */
 static const unsigned char *sl__read_run(sl__load *L, sl__worker *w, const sl__task *t) {
     const unsigned char *base = sl__mem_base(L, t->shard);
+    if (w->ready) { w->bytes_read += t->data_len; return w->ready + (t->off - w->ready_off); }
     if (base) { w->bytes_read += t->data_len; return base + t->off; }   /* gaps untouched */
     if (sl__is_direct(L, t->shard))
         return sl__direct_fill(L, w, t, t->off, t->len, NULL);
@@ -8294,31 +8712,204 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
     }
 }
 
+/* A task finished: counted, and progress reported (by the caller's thread, worker 0; the
+   others wake it). */
+static void sl__task_done(sl__load *L, int wid, const sl__task *t, uint64_t *last) {
+    sl__done_add(L, t->data_len);
+    if (wid == 0) sl__maybe_progress(L, last, 0);
+#if !defined(SAFELOAD_NO_THREADS)
+    else if (L->progress) {
+        sl__mutex_lock(&L->mu);
+        sl__cond_broadcast(&L->cv);
+        sl__mutex_unlock(&L->mu);
+    }
+#endif
+}
+
+SL__INLINE int sl__run_task(sl__load *L, sl__worker *w, int wid, const sl__task *t) {
+    return L->reqs[L->segs[t->seg0].req].device ? sl__device_task(L, w, wid, t)
+                                                : sl__host_task(L, w, t);
+}
+
+/* ---- queued reads (1e): a worker of a DIRECT load keeps several reads in flight ---- */
+
+/* Each worker's queue and slots (one aligned bounce buffer per read in flight), all or none:
+   where the OS gives none, L->aio_error says why and the workers read one task at a time. */
+static void sl__aio_setup(sl__load *L) {
+#if defined(SL__AIO)
+    uint64_t span = 0;
+    size_t i, nd = 0, per;
+    int k, e = 0;
+    if (L->io != SAFELOAD_IO_DIRECT || L->queue_depth <= 1) return;
+    for (i = 0; i < L->n_tasks; i++) {
+        const sl__task *t = &L->tasks[i];
+        if (!sl__is_direct(L, t->shard)) continue;
+        span = SL__MAX(span, ((t->off + t->len + SL__DIRECT_ALIGN - 1) & ~(SL__DIRECT_ALIGN - 1)) -
+                                 (t->off & ~(SL__DIRECT_ALIGN - 1)));
+        nd++;
+    }
+    /* the depth shared out, and no more slots than a worker has reads to make */
+    per = ((size_t)L->queue_depth + (size_t)L->n_workers - 1) / (size_t)L->n_workers;
+    per = SL__MIN(per, (nd + (size_t)L->n_workers - 1) / (size_t)L->n_workers);
+#  if SL__AIO == 2
+    per = SL__MIN(per, (size_t)MAXIMUM_WAIT_OBJECTS);
+#  endif
+    if (per < 2) return;                    /* one read a worker: nothing to queue */
+    if (span > (SIZE_MAX - SL__DIRECT_ALIGN) / per) { L->aio_error = SL__AIO_NOMEM; return; }
+    for (k = 0; k < L->n_workers && !e; k++) {
+        sl__worker *w = &L->workers[k];
+        size_t j, sz = (size_t)span * per;
+        w->slot_raw = (unsigned char *)sl__malloc(L->alloc, sz + (size_t)SL__DIRECT_ALIGN);
+        w->slots = (sl__slot *)sl__calloc(L->alloc, per, sizeof(sl__slot));
+        w->free_slots = (unsigned *)sl__malloc_n(L->alloc, per, sizeof(unsigned));
+        if (!w->slot_raw || !w->slots || !w->free_slots) { e = SL__AIO_NOMEM; break; }
+        w->slot_mem = (unsigned char *)(((uintptr_t)w->slot_raw +
+                                         (uintptr_t)(SL__DIRECT_ALIGN - 1)) &
+                                        ~(uintptr_t)(SL__DIRECT_ALIGN - 1));
+        w->slot_size = (size_t)span;
+        if ((e = sl__aio_open(&w->aio, (unsigned)per, w->slot_mem, sz, L->alloc)) != 0) break;
+        w->aio_on = 1;
+        for (j = 0; j < per; j++) w->free_slots[j] = (unsigned)(per - 1 - j);
+        w->n_free = (unsigned)per;
+    }
+    if (e) {                                /* none, then: the plain path for every worker */
+        for (k = 0; k < L->n_workers; k++) {
+            sl__worker *w = &L->workers[k];
+            if (w->aio_on) sl__aio_close(&w->aio, L->alloc);
+            sl__free(L->alloc, w->slot_raw);
+            sl__free(L->alloc, w->slots);
+            sl__free(L->alloc, w->free_slots);
+            w->slot_raw = w->slot_mem = NULL;
+            w->slots = NULL;
+            w->free_slots = NULL;
+            w->aio_on = 0;
+            w->n_free = 0;
+        }
+        L->aio_error = e;
+        return;
+    }
+    L->aio_depth = (int)(per * (size_t)L->n_workers);
+#else
+    SL__UNUSED(L);
+#endif
+}
+
+#if defined(SL__AIO)
+/* Starts the read of task t in a free slot: straight into its destination where that and the
+   file range are aligned, else into the slot's buffer. */
+static void sl__aio_start(sl__load *L, sl__worker *w, const sl__task *t) {
+    unsigned k = w->free_slots[--w->n_free];
+    sl__slot *s = &w->slots[k];
+    const sl__seg *s0 = &L->segs[t->seg0];
+    const sl__rp *r0 = &L->reqs[s0->req];
+    unsigned char *dst = r0->dst + s0->src_pos;
+    s->t = t;
+    s->lo = t->off & ~(SL__DIRECT_ALIGN - 1);
+    s->hi = (t->off + t->len + SL__DIRECT_ALIGN - 1) & ~(SL__DIRECT_ALIGN - 1);
+    s->into_dst = t->nseg == 1 && !r0->cast && !r0->device &&
+                  ((uint64_t)(uintptr_t)dst | t->off | t->len) % SL__DIRECT_ALIGN == 0;
+    s->buf = s->into_dst ? dst : w->slot_mem + (size_t)k * w->slot_size;
+    sl__aio_read(&w->aio, L->direct[t->shard], s->buf, (size_t)(s->hi - s->lo), s->lo, k);
+    w->inflight++;
+    w->reads++;
+}
+
+/* A read came back (res: bytes, or -error): its bytes go where the task's requests want
+   them, by the task's own code, which takes them from w->ready instead of reading. A short
+   read is finished the way a worker without a queue reads. */
+static int sl__aio_done(sl__load *L, sl__worker *w, int wid, const sl__slot *s, int64_t res) {
+    const sl__task *t = s->t;
+    const unsigned char *p;
+    int ok;
+    if (res < 0) {
+        uint64_t at = SL__MAX(s->lo, t->off);
+        sl__load_fail(L, SAFELOAD_IO_ERROR, t->shard, at, sl__task_tensor(L, t, at), NULL,
+                      "direct read at byte %llu failed: %s (error %lld)", (sl__ull)at,
+                      sl__why64(-res), (long long)-res);
+        return 0;
+    }
+    if ((uint64_t)res > s->hi - s->lo) res = (int64_t)(s->hi - s->lo);
+    SL__UNPOISON(s->buf, (size_t)res);
+    p = (uint64_t)res < s->hi - s->lo
+            ? sl__direct_from(L, w, t, t->off, t->len, s->buf, (uint64_t)res)
+            : s->buf + (t->off - s->lo);
+    if (!p) return 0;
+    if (s->into_dst) {
+        w->bytes_read += t->len;
+        w->bytes_written += t->len;
+        return 1;
+    }
+    w->ready = p;
+    w->ready_off = t->off;
+    ok = sl__run_task(L, w, wid, t);
+    w->ready = NULL;
+    return ok;
+}
+
+/* The worker's loop with a queue: keep its slots busy, handle reads as they complete. After
+   an error or a cancel it starts nothing more but waits for every read still in flight, so
+   nothing writes into a buffer or a destination once the load has returned. */
+static void sl__aio_job(sl__load *L, sl__worker *w, int wid, uint64_t *last) {
+    int more = 1, e;
+    for (;;) {
+        unsigned k;
+        int64_t res;
+        while (more && w->n_free && !sl__atomic_load(&L->stop)) {
+            size_t i = sl__atomic_add(&L->next_task, (size_t)1);
+            const sl__task *t;
+            if (i >= L->n_tasks) { more = 0; break; }
+            t = &L->tasks[i];
+            if (!L->reqs[L->segs[t->seg0].req].device) sl__pages_touch(L, t);
+            if (sl__is_direct(L, t->shard)) { sl__aio_start(L, w, t); continue; }
+            /* a file AUTO leaves to buffered reads: read now, the queue runs on meanwhile */
+            if (!sl__run_task(L, w, wid, t)) { more = 0; break; }
+            sl__task_done(L, wid, t, last);
+        }
+        if (!w->inflight) break;
+        if ((e = sl__aio_enter(&w->aio, 1)) != 0) {
+            const sl__task *t = NULL;
+            for (k = 0; k < w->aio.depth && !t; k++)
+                if (w->slots[k].t) t = w->slots[k].t;
+            w->stuck = 1;                   /* reads may be in flight: never freed */
+            sl__load_fail(L, SAFELOAD_IO_ERROR, t ? t->shard : SL__NO_SHARD,
+                          t ? t->off : SAFELOAD_NO_OFFSET, t ? sl__task_tensor(L, t, t->off) : NULL,
+                          NULL, "waiting for queued reads failed: %s (error %d)",
+                          sl__os_why(e, "error"), e);
+            return;
+        }
+        while (sl__aio_reap(&w->aio, &k, &res)) {
+            sl__slot *s = &w->slots[k];
+            w->inflight--;
+            res = SAFELOAD_AIO_RESULT(res, s->buf, s->lo, s->hi - s->lo);
+            if (!sl__atomic_load(&L->stop)) {
+                if (sl__aio_done(L, w, wid, s, res)) sl__task_done(L, wid, s->t, last);
+                else more = 0;
+            }
+            s->t = NULL;
+            w->free_slots[w->n_free++] = k;
+        }
+    }
+}
+#endif
+
 static void sl__load_job(void *ctx, int wid) {
     sl__load *L = (sl__load *)ctx;
     sl__worker *w = &L->workers[wid];
     uint64_t last = 0;
+#if defined(SL__AIO)
+    if (w->aio_on) sl__aio_job(L, w, wid, &last);
+    else
+#endif
     for (;;) {
         size_t i;
         const sl__task *t;
-        int ok;
         if (sl__atomic_load(&L->stop)) break;
         i = sl__atomic_add(&L->next_task, (size_t)1);
         if (i >= L->n_tasks) break;
         t = &L->tasks[i];
         if (!L->reqs[L->segs[t->seg0].req].device) sl__pages_touch(L, t);
-        ok = L->reqs[L->segs[t->seg0].req].device ? sl__device_task(L, w, wid, t)
-                                                  : sl__host_task(L, w, t);
-        if (!ok) break;
-        sl__done_add(L, t->data_len);
-        if (wid == 0) sl__maybe_progress(L, &last, 0);
-#if !defined(SAFELOAD_NO_THREADS)
-        else if (L->progress) {
-            sl__mutex_lock(&L->mu);
-            sl__cond_broadcast(&L->cv);
-            sl__mutex_unlock(&L->mu);
-        }
-#endif
+        if (!sl__run_task(L, w, wid, t)) break;
+        sl__task_done(L, wid, t, &last);
     }
     sl__device_drain(L, w, wid);
 #if !defined(SAFELOAD_NO_THREADS)
@@ -8712,6 +9303,12 @@ static safeload_result sl__load_settings(sl__load *L, const safeload_load_desc *
                          : (size_t)(2 * SL__MIB);
     L->pinned_size -= L->pinned_size % 4096;
     L->pinned_count = d->pinned_count >= 2 ? d->pinned_count : 2;
+    if (d->queue_depth < 0)
+        return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
+                        "queue_depth %d is negative", d->queue_depth);
+    /* 32 in all: 64 MiB in flight at 2 MiB a read (a cloud volume or an NVMe drive reaches
+       its limit well before that); the measurements are in docs/performance.md */
+    L->queue_depth = d->queue_depth ? d->queue_depth : 32;
     L->upload_align = d->upload_align;
     if ((L->upload_align & (L->upload_align - 1)) || L->upload_align > SL__GIB)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, path0, SAFELOAD_NO_OFFSET, NULL, 0,
@@ -9001,6 +9598,7 @@ static safeload_result sl__load_plan(sl__load *L, safeload_error *err) {
                                           ~(uintptr_t)(SL__DIRECT_ALIGN - 1));
         }
     }
+    sl__aio_setup(L);
     if (L->any_dev && L->n_tasks) return sl__device_setup(L, err);
     return SAFELOAD_OK;
 }
@@ -9036,6 +9634,9 @@ static safeload_result sl__load_execute(sl__load *L, safeload_error *err) {
         st->huge_bytes = L->pages.huge_bytes;
         st->touch_huge_mbps = L->pages.huge_mbps;
         st->touch_normal_mbps = L->pages.normal_mbps;
+        st->queue_depth = L->aio_depth;
+        st->aio = L->aio_depth ? (safeload_aio)SL__AIO_KIND : SAFELOAD_AIO_NONE;
+        st->aio_error = L->aio_error;
     }
     if (!L->have_error) return SAFELOAD_OK;
     if (err) *err = L->first;
@@ -9774,6 +10375,14 @@ static void sl__worker_free(sl__load *L, sl__worker *w) {
     sl__free(L->alloc, w->pinned_busy);
     sl__free(L->alloc, w->staging);
     sl__free(L->alloc, w->bounce_raw);
+#if defined(SL__AIO)
+    if (!w->stuck) {                    /* else the kernel may still write them: leaked */
+        if (w->aio_on) sl__aio_close(&w->aio, L->alloc);
+        sl__free(L->alloc, w->slot_raw);
+    }
+    sl__free(L->alloc, w->slots);
+    sl__free(L->alloc, w->free_slots);
+#endif
     memset(w, 0, sizeof *w);
 }
 

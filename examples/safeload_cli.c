@@ -53,7 +53,8 @@ static const char usage_text[] =
         "  safeload inspect PATH [--json]\n"
         "  safeload verify PATH [--strict] [--data] [--threads N] [--json]\n"
         "  safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct|auto]\n"
-        "                     [--progress] [--checksum] [--slice DIM:BEGIN:END] [--json]\n"
+        "                     [--queue-depth N] [--progress] [--checksum]\n"
+        "                     [--slice DIM:BEGIN:END] [--json]\n"
         "  safeload keys PATH [--expect NAMES_FILE] [--json]\n"
         "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
         "                   [--max-shard-size SIZE] [--progress]\n"
@@ -91,11 +92,13 @@ static const char *const command_help[][2] = {
      "example: safeload verify --strict --data path/to/model_dir\n"},
     {"load",
      "usage: safeload load PATH [--threads N] [--dtype f32|f16|bf16] [--io read|mmap|direct|auto]\n"
-     "                     [--progress] [--checksum] [--slice DIM:BEGIN:END] [--json]\n"
+     "                     [--queue-depth N] [--progress] [--checksum]\n"
+     "                     [--slice DIM:BEGIN:END] [--json]\n"
      "Loads every tensor into memory and prints how long it took and the rate.\n"
      "  --threads N   workers (0: the default)     --dtype D   cast while loading\n"
      "  --io MODE     read, mmap, direct or auto    --progress  a progress bar on stderr\n"
      "  --checksum    FNV-1a 64 of the loaded bytes --slice     DIM:BEGIN:END of every tensor\n"
+     "  --queue-depth N  direct reads in flight in all (default 32; 1: one per worker)\n"
      "  --json        the figures as one JSON document\n"
      "exit: 0 loaded, 1 the checkpoint is malformed, 2 usage or I/O error\n"
      "example: safeload load path/to/model_dir --dtype bf16 --progress\n"},
@@ -1038,7 +1041,7 @@ static int cmd_load(int argc, char **argv) {
     size_t sn = 0, n_sliced = 0;
     int slicing = 0;
     static const char *const io_names[] = {"default", "read", "mmap", "direct", "auto"};
-    char io_text[96];
+    char io_text[160];
     memset(&d, 0, sizeof d);
     memset(&slice, 0, sizeof slice);
     for (i = 0; i < argc; i++) {
@@ -1059,6 +1062,12 @@ static int cmd_load(int argc, char **argv) {
             else if (same_word(v, "direct")) d.io = SAFELOAD_IO_DIRECT;
             else if (same_word(v, "auto")) d.io = SAFELOAD_IO_AUTO;
             else return usage_error("--io takes read, mmap, direct or auto, not", v);
+        } else if (strcmp(argv[i], "--queue-depth") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*argv[i] < '0' || *argv[i] > '9' || *end || v < 1 || v > 65536)
+                return usage_error("--queue-depth takes a number from 1 to 65536, not", argv[i]);
+            d.queue_depth = (int)v;
         } else if (strcmp(argv[i], "--progress") == 0) {
             d.progress = progress_bar;
             d.progress_user = &bar;
@@ -1071,7 +1080,8 @@ static int cmd_load(int argc, char **argv) {
         }
         else if (!path && argv[i][0] != '-') path = argv[i];
         else if (i + 1 == argc && (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "--slice") == 0 ||
-                                   strcmp(argv[i], "--dtype") == 0 || strcmp(argv[i], "--io") == 0))
+                                   strcmp(argv[i], "--dtype") == 0 || strcmp(argv[i], "--io") == 0 ||
+                                   strcmp(argv[i], "--queue-depth") == 0))
             return usage_error("a value is missing after", argv[i]);
         else return bad_arg(argv[i], path);
     }
@@ -1103,6 +1113,13 @@ static int cmd_load(int argc, char **argv) {
                  plural(safeload_model_shard_count(m)));
     else
         snprintf(io_text, sizeof io_text, "%s", io_names[st.io]);
+    /* direct files: the queue their reads went through, or why there was none */
+    if (st.aio != SAFELOAD_AIO_NONE)
+        snprintf(io_text + strlen(io_text), sizeof io_text - strlen(io_text), ", %s queue of %d",
+                 st.aio == SAFELOAD_AIO_IO_URING ? "io_uring" : "overlapped", st.queue_depth);
+    else if (st.aio_error)
+        snprintf(io_text + strlen(io_text), sizeof io_text - strlen(io_text),
+                 ", no queue: error %d", st.aio_error);
     if (slicing && !json)
         printf("sliced: %llu of %llu tensors, [%llu, %llu) of dimension %u (the rest whole)\n",
                (unsigned long long)n_sliced, (unsigned long long)sn,
@@ -1139,6 +1156,10 @@ static int cmd_load(int argc, char **argv) {
         jw_str(&w, "io", d.io == SAFELOAD_IO_AUTO ? "auto" : io_names[st.io]);
         jw_u64(&w, "files", safeload_model_shard_count(m));
         jw_u64(&w, "direct_files", (uint64_t)st.direct_files);
+        jw_str(&w, "aio", st.aio == SAFELOAD_AIO_IO_URING ? "io_uring"
+                          : st.aio == SAFELOAD_AIO_OVERLAPPED ? "overlapped" : "none");
+        jw_u64(&w, "queue_depth", (uint64_t)st.queue_depth);
+        jw_u64(&w, "aio_error", (uint64_t)st.aio_error);
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
         if (checksum) jw_str(&w, "checksum", hex);
         else jw_null(&w, "checksum");

@@ -12,6 +12,22 @@
 #include "testutil.h"
 #include "fakedev.h"
 
+/* does io_uring run here (not under qemu-user, seccomp or the sysctl)? */
+static int td_uring;
+#if defined(__linux__)
+#  include <sys/syscall.h>
+static int td_uring_probe(void) {
+    unsigned char params[120];
+    long fd;
+    memset(params, 0, sizeof params);
+    fd = syscall(425, 2u, params);
+    if (fd >= 0) close((int)fd);
+    return fd >= 0;
+}
+#else
+static int td_uring_probe(void) { return 0; }
+#endif
+
 typedef struct td_tensor { char name[64]; safeload_dtype dt; uint64_t shape[2]; unsigned char *data; uint64_t n; } td_tensor;
 static td_tensor td[400];
 static size_t td_n;
@@ -905,6 +921,7 @@ static void test_device_slices(fake_dev *dev) {
                 safeload_load_desc d;
                 safeload_arena *arena = NULL;
                 safeload_result r;
+                safeload_load_stats st;
                 int bad = 0;
                 if (src == 0) CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
                 else CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
@@ -918,8 +935,15 @@ static void test_device_slices(fake_dev *dev) {
                 d.chunk_size = cfg ? 8192 : 0;
                 fd_reset_counters(dev, -1, 0);
                 td_slice_requests(dev, rq, own, cfg);
+                d.stats = &st;
                 r = safeload_load_file(f, rq, td_n, &d, &arena, &e);
                 CHECK_MSG(r == SAFELOAD_OK, "src %d threads %d cfg %d: %s", src, th, cfg, e.message);
+                /* DIRECT: reads queued (io_uring) where the kernel gives it, more in flight
+                   than workers, into the same pinned double buffering */
+                if (src == 3 && td_uring && st.io == SAFELOAD_IO_DIRECT)
+                    CHECK_MSG(st.aio == SAFELOAD_AIO_IO_URING && st.queue_depth > st.threads,
+                              "threads %d cfg %d: aio %d queue %d", th, cfg, (int)st.aio,
+                              st.queue_depth);
                 for (i = 0; i < td_n && r == SAFELOAD_OK; i++) bad += !td_slice_expect(&rq[i], i);
                 CHECK_MSG(bad == 0, "src %d threads %d cfg %d: %d slices differ", src, th, cfg, bad);
                 CHECK_EQ_U64(dev->violations, 0);
@@ -973,6 +997,7 @@ int main(void) {
     fake_dev dev;
     size_t i;
     td_make();
+    td_uring = td_uring_probe();
     fd_init(&dev, 0);
     test_device_loads(&dev);
     test_device_reuse(&dev);

@@ -155,14 +155,27 @@ int main(void) {
     for (th = 1; th <= 4; th++)
         for (io = SAFELOAD_IO_READ; io <= SAFELOAD_IO_AUTO; io++) {
             safeload_load_desc d;
+            safeload_load_stats st;
             memset(&d, 0, sizeof d);
             d.threads = th;
             d.pool = th % 2 ? pool : NULL;
             d.io = (safeload_io)io;
             d.chunk_size = 65536;
+            d.queue_depth = th == 4 ? 1 : th == 3 ? 7 : 0;     /* 0: the default, 32 */
+            d.stats = &st;
             CHECK_MSG(safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK, "%s", e.message);
             CHECK_MSG(tw_check(l, SAFELOAD_DTYPE_NONE), "threads %d io %d", th, io);
             safeload_loaded_free(l);
+#if defined(_WIN32)
+            /* unbuffered files: overlapped reads, several in flight per worker (none with a
+               depth of 1) */
+            if (io == SAFELOAD_IO_DIRECT)
+                CHECK_MSG(st.io == SAFELOAD_IO_DIRECT &&
+                          st.aio == (th == 4 ? SAFELOAD_AIO_NONE : SAFELOAD_AIO_OVERLAPPED) &&
+                          (th == 4 ? st.queue_depth == 0 : st.queue_depth >= 2 * st.threads) &&
+                          st.aio_error == 0, "threads %d: io %d aio %d queue %d error %d", th,
+                          (int)st.io, (int)st.aio, st.queue_depth, st.aio_error);
+#endif
             CHECK(safeload_load_all(m, SAFELOAD_F32, &d, &l, &e) == SAFELOAD_OK);
             CHECK_MSG(tw_check(l, SAFELOAD_F32), "cast, threads %d io %d", th, io);
             safeload_loaded_free(l);
@@ -175,6 +188,7 @@ int main(void) {
         d.progress = tw_progress;
         d.progress_interval = 1 << 16;
         d.chunk_size = 1 << 16;
+        d.io = tw_cancel_at == 2 ? SAFELOAD_IO_DIRECT : SAFELOAD_IO_READ;  /* reads queued */
         tw_calls = 0;
         CHECK(safeload_load_all(m, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_CANCELLED);
     }
