@@ -8073,6 +8073,33 @@ static int sl__can_join(const sl__load *L, const sl__task *t, const sl__rp *r) {
     return t->len + r->src_len <= cap;
 }
 
+/* How many head bytes of request r may end the current run at its window's end: a host run
+   of plain copies into the arena that r continues in the file and in the destination, whose
+   window r crosses. 0: none. */
+static uint64_t sl__join_head(const sl__load *L, const sl__task *t, const sl__rp *r) {
+    const sl__seg *s0;
+    const sl__rp *first;
+    uint64_t end, part;
+    if (!t || t->holes || t->cast || r->cast || r->device || !r->alloc || t->shard != r->shard ||
+        t->off + t->len != r->src_off || t->nseg >= SL__MAX_SEGS || L->share)
+        return 0;
+    s0 = &L->segs[t->seg0];
+    first = &L->reqs[s0->req];
+    if (first->device || !first->alloc) return 0;
+    /* the window the run fills, and where r's destination reaches its end */
+    end = ((uint64_t)(uintptr_t)(first->dst + s0->src_pos) / L->chunk + 1) * L->chunk;
+    if ((uint64_t)(uintptr_t)r->dst >= end) return 0;
+    part = end - (uint64_t)(uintptr_t)r->dst;
+    if (part >= r->src_len || t->len + part > L->chunk) return 0;
+    /* runs read in one go up to a chunk (else a staging buffer: leave those alone) */
+    if (sl__mem_base(L, r->shard) || (L->direct && L->direct[r->shard] != SL__NO_FILE))
+        return part;
+#if !defined(SL__WINDOWS)
+    if (L->io != SAFELOAD_IO_MMAP && L->shards[r->shard]->src.kind == SL__SRC_FILE) return part;
+#endif
+    return 0;
+}
+
 /* Runs of a slice closer than this are read in one go, the gap read and dropped: one read
    beats two syscalls (or two device round trips) for a gap this small. */
 #define SL__GAP_MAX ((uint64_t)64 * SL__KIB)
@@ -8098,9 +8125,17 @@ static safeload_result sl__plan_range(sl__load *L, uint32_t ri, uint64_t a, uint
     int gaps = r->n_runs > 1 && r->stride - r->run_len <= SL__GAP_MAX;
     sl__task *cur = L->n_tasks ? &L->tasks[L->n_tasks - 1] : NULL;
     if (a >= b) return SAFELOAD_OK;
-    if (r->n_runs == 1 && a == 0 && b == r->src_len && r->src_len <= lim &&
-        sl__can_join(L, cur, r))
-        return sl__add_seg(L, ri, 0, r->src_len);
+    if (r->n_runs == 1 && a == 0 && b == r->src_len && r->src_len <= lim) {
+        uint64_t part;
+        if (sl__can_join(L, cur, r)) return sl__add_seg(L, ri, 0, r->src_len);
+        /* a small tensor across the end of the run's window: its head ends the run there,
+           so each window of the arena is one task's, faulted in by the worker that fills it
+           (another core's freshly zeroed pages cost a trip across the caches) */
+        if ((part = sl__join_head(L, cur, r)) != 0) {
+            if (sl__add_seg(L, ri, 0, part)) return SAFELOAD_OUT_OF_MEMORY;
+            pos = part;
+        }
+    }
     if (gaps) cap = sl__gap_cap(L, r);
     while (pos < b) {
         /* the piece of one run: [pos, end) */

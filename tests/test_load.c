@@ -434,6 +434,57 @@ static void test_coalescing(const tl_model *m, const char *path) {
     safeload_model_close(mod);
 }
 
+/* Small tensors back to back in the arena: each run of them fills one chunk-sized window of
+   it, a tensor across a window's end split there, so one worker faults in and fills each
+   window: one read per window, however the tensors fall. */
+static void test_window_runs(void) {
+    tl_model w;
+    char p[400], nm[32];
+    const uint64_t chunk = 65536;
+    int i, th;
+    memset(&w, 0, sizeof w);
+    for (i = 0; i < 600; i++) {
+        snprintf(nm, sizeof nm, "t%d", i);
+        tl_add(&w, nm, SAFELOAD_U8, 1, 64 * (uint64_t)(17 + i % 53));   /* 1-4.4 KiB */
+    }
+    tl_path(p, sizeof p, "windows.safetensors");
+    CHECK(tl_save(&w, 0, w.n, p));
+    for (th = 1; th <= 3; th++) {
+        safeload_model *mod;
+        safeload_loaded *l;
+        safeload_load_desc d;
+        safeload_load_stats st;
+        safeload_error e;
+        uint64_t bytes = 0;
+        size_t k;
+        memset(&d, 0, sizeof d);
+        d.threads = th;
+        d.chunk_size = (size_t)chunk;
+        d.stats = &st;
+        CHECK(safeload_model_open(&mod, p, NULL, &e) == SAFELOAD_OK);
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+        CHECK(tl_check_loaded(&w, l->tensors, l->count));
+        /* the tensors lie back to back (64-byte sizes) in file order from the first; the
+           windows are the chunk-aligned ones of the address space they span */
+        for (k = 0; k < w.n; k++) bytes += w.t[k].nbytes;
+        {
+            uint64_t lo = UINT64_MAX, hi = 0, wins;
+            for (k = 0; k < l->count; k++) {
+                uint64_t a = (uint64_t)(uintptr_t)l->tensors[k].data;
+                if (a < lo) lo = a;
+                if (a + l->tensors[k].nbytes > hi) hi = a + l->tensors[k].nbytes;
+            }
+            CHECK_EQ_U64(hi - lo, bytes);
+            wins = (hi - 1) / chunk - lo / chunk + 1;
+            CHECK_MSG(st.reads == wins, "threads %d: %llu reads for %llu windows", th,
+                      (unsigned long long)st.reads, (unsigned long long)wins);
+        }
+        safeload_loaded_free(l);
+        safeload_model_close(mod);
+    }
+    tl_free_model(&w);
+}
+
 /* Caller destinations in random order with guard bytes; slices of dimension 0. */
 /* Destinations that overlap each other, or the bytes being read, are refused up front. */
 static void test_overlap(const tl_model *m, const char *path) {
@@ -3832,6 +3883,7 @@ int main(void) {
 
     test_matrix(&m, path);
     test_coalescing(&m, path);
+    test_window_runs();
     test_caller_dst_and_slices(&m, path);
     test_overlap(&m, path);
     test_cast_on_load(&m, path);
