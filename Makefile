@@ -179,7 +179,8 @@ $(CHK)/cxx17.o: $(CC_CHECK) | $(CHK)
 $(CHK)/cli_cxx.o: examples/safeload_cli.c $(HDR) | $(CHK)
 	$(CXX) -x c++ -std=c++11 $(WARN) -O2 -I. -c $< -o $@
 $(CHK)/c_switches: $(CC_CHECK) | $(CHK)
-	$(CC) $(STD) $(WARN) -O2 -I. -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD $< -o $@ $(LDLIBS)
+	$(CC) $(STD) $(WARN) -O2 -I. -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD \
+	    -DSAFELOAD_NO_IO_URING $< -o $@ $(LDLIBS)
 $(CHK)/clang_noweak.o: $(CC_CHECK) | $(CHK)
 	$(CLANG) $(STD) $(WARN) -O2 -I. -DSAFELOAD_NO_WEAK_HOOKS -c $< -o $@
 $(CHK)/cxx_O0.o: $(CC_CHECK) | $(CHK)
@@ -354,7 +355,7 @@ $(MS)/%.exe: $(MS)/%.obj $(MS)/crt0.obj $(MS)/ucrtbase.lib $(MS)/kernel32.lib
 $(MS)/cxx.obj: $(CC_CHECK) $(MSVC_HDRS) | $(MS)
 	$(CLANG) -x c++ -std=c++14 $(MSVC_MODE) -c $< -o $@
 $(MS)/switches.obj: $(CC_CHECK) $(MSVC_HDRS) | $(MS)
-	$(CLANG) -std=c99 $(MSVC_MODE) -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD \
+	$(CLANG) -std=c99 $(MSVC_MODE) -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD -DSAFELOAD_NO_OVERLAPPED \
 	    -Wno-unused-function -c $< -o $@
 $(OK)/msvc: $(MSVC_FILES) $(CLI) tests/show_cmp.sh $(TESTDATA) | $(OK)
 	for t in test_cast test_win; do echo "== $$t.exe (MSVC mode, wine)"; \
