@@ -212,11 +212,13 @@ $(BUILD)/cast_exhaustive: tests/cast_exhaustive.c $(TESTH) | $(BUILD)
 # NEON kernels: cross-compiled for AArch64 and run under qemu-user.
 AARCH64_CC ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64 ?= qemu-aarch64
-test-neon: | $(BUILD)/neon
-	$(AARCH64_CC) $(STD) $(WARN) -O2 -static -I. -Itests tests/test_cast.c -o $(BUILD)/neon/test_cast $(LDLIBS)
-	$(AARCH64_CC) $(STD) $(WARN) -O2 -static -I. -Itests -DSL_EXHAUSTIVE_STRIDE=97 \
-	    tests/cast_exhaustive.c -o $(BUILD)/neon/cast_exhaustive $(LDLIBS)
-	$(AARCH64_CC) $(STD) $(WARN) -O2 -static -I. -Itests tests/test_format.c -o $(BUILD)/neon/test_format $(LDLIBS)
+# each program a file target, so `make -j2 test-neon` compiles them side by side
+NEON := $(STD) $(WARN) -O2 -static -I. -Itests
+$(BUILD)/neon/test_%: tests/test_%.c $(TESTH) | $(BUILD)/neon
+	$(AARCH64_CC) $(NEON) $< -o $@ $(LDLIBS)
+$(BUILD)/neon/cast_exhaustive: tests/cast_exhaustive.c $(TESTH) | $(BUILD)/neon
+	$(AARCH64_CC) $(NEON) -DSL_EXHAUSTIVE_STRIDE=97 $< -o $@ $(LDLIBS)
+test-neon: $(addprefix $(BUILD)/neon/,test_cast cast_exhaustive test_format)
 	$(QEMU_AARCH64) $(BUILD)/neon/test_cast
 	$(QEMU_AARCH64) $(BUILD)/neon/cast_exhaustive
 	$(QEMU_AARCH64) $(BUILD)/neon/test_format
@@ -266,9 +268,14 @@ test-be: $(addprefix be-run-,$(UNIT) cli same strict)
 # ASan does not see). tests/msan_stat.c marks what stat/fstat/lstat fill as initialised:
 # clang 14's runtime does not intercept glibc 2.33's versions of them. RUNNER=env skips the
 # CLI cases that need an address-space limit or the LD_PRELOAD shim.
-MSAN := -O1 -g -fsanitize=memory -fsanitize-memory-track-origins -fno-omit-frame-pointer \
-        -Wl,--wrap=fstat64 -Wl,--wrap=stat64 -Wl,--wrap=lstat64
-# (as test-32: `make -j2 test-msan` builds and runs two at a time)
+MSAN_CC := -O1 -g -fsanitize=memory -fsanitize-memory-track-origins -fno-omit-frame-pointer
+MSAN := $(MSAN_CC) -Wl,--wrap=fstat64 -Wl,--wrap=stat64 -Wl,--wrap=lstat64
+# (as test-32: `make -j2 test-msan` builds and runs two at a time; test_writer and test_device
+# link one MSan implementation object, as in make test)
+$(BUILD)/msan/impl.o: tests/impl.c $(HDR) | $(BUILD)/msan
+	$(CLANG) $(STD) $(MSAN_CC) -I. -c $< -o $@
+$(addprefix $(BUILD)/msan/,$(SHARED_UNIT)): $(BUILD)/msan/%: tests/%.c tests/msan_stat.c $(TESTH) $(BUILD)/msan/impl.o
+	$(CLANG) $(STD) $(MSAN) -DSL_TEST_SHARED_IMPL -I. -Itests $< tests/msan_stat.c $(BUILD)/msan/impl.o -o $@ $(LDLIBS)
 $(BUILD)/msan/test_%: tests/test_%.c tests/msan_stat.c $(TESTH) | $(BUILD)/msan
 	$(CLANG) $(STD) $(MSAN) -I. -Itests $< tests/msan_stat.c -o $@ $(LDLIBS)
 $(BUILD)/msan/safeload: examples/safeload_cli.c tests/msan_stat.c $(HDR) | $(BUILD)/msan
@@ -280,11 +287,12 @@ msan-run-cli: $(BUILD)/msan/safeload
 test-msan: $(addprefix msan-run-,$(UNIT) cli)
 
 # The worker pool and the device pipeline under ThreadSanitizer.
-test-tsan: | $(BUILD)/tsan
-	$(CLANG) $(STD) -O1 -g -fsanitize=thread -I. -Itests tests/test_load.c -o $(BUILD)/tsan/test_load $(LDLIBS)
-	$(CLANG) $(STD) -O1 -g -fsanitize=thread -I. -Itests tests/test_device.c -o $(BUILD)/tsan/test_device $(LDLIBS)
-	SAFELOAD_TEST_QUICK=1 ./$(BUILD)/tsan/test_load
-	SAFELOAD_TEST_QUICK=1 ./$(BUILD)/tsan/test_device
+# (as test-32: `make -j2 test-tsan` builds and runs both at once)
+$(BUILD)/tsan/test_%: tests/test_%.c $(TESTH) | $(BUILD)/tsan
+	$(CLANG) $(STD) -O1 -g -fsanitize=thread -I. -Itests $< -o $@ $(LDLIBS)
+tsan-run-test_%: $(BUILD)/tsan/test_%
+	@echo "== test_$* (TSan)"; SAFELOAD_TEST_QUICK=1 ./$<
+test-tsan: tsan-run-test_load tsan-run-test_device
 
 # The Win32 code (CreateFileW, ReadFile, SRWLOCK, CreateThread, MoveFileExW) built with
 # mingw-w64 and run under wine; without either, make test's summary says which is missing.
@@ -546,9 +554,12 @@ demo: $(CLI)
 	./$(CLI) convert $(BUILD)/sample.safetensors $(BUILD)/sample_f32.safetensors --dtype f32
 	./$(CLI) verify $(BUILD)/sample_f32.safetensors
 
+MPICC   ?= mpicc
+HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-examples: $(BUILD)/engine_arena | $(BUILD)
+# the MPI program is a prerequisite (when mpicc is here), so `make -j2 examples` builds it beside nvcc
+examples: $(BUILD)/engine_arena $(if $(HAVE_MPICC),$(BUILD)/safeload_mpi) | $(BUILD)
 	./$(BUILD)/engine_arena
 	$(CC) $(STD) $(WARN) -O2 -I. -Itests/stubs -fsyntax-only examples/ascend_upload.c
 	@echo "ascend_upload.c: compile-checked against tests/stubs/acl/acl.h (not run: no NPU, no CANN here)"
@@ -556,12 +567,10 @@ examples: $(BUILD)/engine_arena | $(BUILD)
 	    $(NVCC) -O2 -I. -x cu examples/cuda_upload.c -o $(BUILD)/cuda_upload -lcudart && \
 	    echo "cuda_upload: built with $(NVCC) (run it on a machine with a GPU)"; \
 	else echo "cuda_upload: nvcc not found, skipped"; fi
-	@if command -v $(MPICC) >/dev/null 2>&1; then $(MAKE) --no-print-directory $(BUILD)/safeload_mpi; \
-	else echo "safeload_mpi: $(MPICC) not found, skipped (apt-get install openmpi-bin libopenmpi-dev)"; fi
+	@$(if $(HAVE_MPICC),echo "safeload_mpi: built with $(MPICC)",echo "safeload_mpi: $(MPICC) not found, skipped (apt-get install openmpi-bin libopenmpi-dev)")
 
 # examples/mpi_load.c: ranks that load one checkpoint, alone, sharing the reads (--share) or
 # tensor-parallel (--tp); make test-mpi runs it under mpirun with 1, 2 and 4 ranks
-MPICC   ?= mpicc
 $(BUILD)/safeload_mpi: examples/mpi_load.c $(HDR) | $(BUILD)
 	$(MPICC) $(STD) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
 
