@@ -2038,7 +2038,8 @@ static unsigned sl__cpu_word(void) {
 /* Test seams: the tests make the setup fail (the fallback) and alter completions. */
 #if defined(SL__AIO) && SL__AIO == 1
 #  ifndef SAFELOAD_URING_SETUP
-#    define SAFELOAD_URING_SETUP(entries, params) syscall(SL__NR_URING_SETUP, entries, params)
+#    define SAFELOAD_URING_SETUP(entries, params) \
+         syscall(SL__NR_URING_SETUP, (long)(entries), (params))
 #  endif
 #endif
 #ifndef SAFELOAD_AIO_RESULT                  /* every completion: bytes read, or -error */
@@ -2180,7 +2181,8 @@ static int sl__aio_open(sl__aio *q, unsigned depth, unsigned char *buf, size_t l
         struct iovec v;
         v.iov_base = buf;
         v.iov_len = len;
-        if (syscall(SL__NR_URING_REGISTER, q->fd, SL__URING_REGISTER_BUFFERS, &v, 1u) == 0) {
+        if (syscall(SL__NR_URING_REGISTER, (long)q->fd, (long)SL__URING_REGISTER_BUFFERS, &v,
+                    1L) == 0) {
             q->fixed = buf;                 /* else (RLIMIT_MEMLOCK): plain reads */
             q->fixed_len = len;
         }
@@ -2220,8 +2222,8 @@ static void sl__aio_read(sl__aio *q, sl__os_file f, unsigned char *buf, size_t n
    short of memory (EAGAIN, EBUSY) only delays: the next call tries again. */
 static int sl__aio_enter(sl__aio *q, int wait) {
     for (;;) {
-        long r = syscall(SL__NR_URING_ENTER, q->fd, q->queued, wait ? 1u : 0u,
-                         wait ? SL__URING_ENTER_GETEVENTS : 0u, NULL, 0);
+        long r = syscall(SL__NR_URING_ENTER, (long)q->fd, (long)q->queued, wait ? 1L : 0L,
+                         wait ? (long)SL__URING_ENTER_GETEVENTS : 0L, (void *)NULL, (size_t)0);
         if (r >= 0) {
             q->queued -= (unsigned)r < q->queued ? (unsigned)r : q->queued;
             return 0;
