@@ -2018,7 +2018,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
         safeload_request rq[8];
         safeload_file *f;
         int i, round;
-        char nm[8][8];
+        char nm[8][16];
         tl_path(ap, sizeof ap, "aligned.safetensors");
         tq_write_aligned(ap, n, each);
         CHECK(safeload_open(&f, ap, NULL, &e) == SAFELOAD_OK);
