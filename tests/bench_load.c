@@ -666,14 +666,14 @@ static double cold_drop(const char *path, int *drop_caches_ok) {
     return left;
 }
 
-enum { C_B1, C_B4, C_B16, C_B32, C_READ, C_DIRECT, C_AUTO, C_COUNT, C_NBASE = 4 };
+enum { C_B1, C_B4, C_B16, C_B32, C_READ, C_DIRECT, C_DIRECT1, C_AUTO, C_COUNT, C_NBASE = 4 };
 
 static void bench_cold(const char *path, const char *cmd) {
     static const int bth[C_NBASE] = {1, 4, 16, 32};
     static const char *const names[C_COUNT] = {
         "baseline O_DIRECT 4 MiB,  1 thread", "baseline O_DIRECT 4 MiB,  4 threads",
         "baseline O_DIRECT 4 MiB, 16 threads", "baseline O_DIRECT 4 MiB, 32 threads",
-        "safeload io read", "safeload io direct", "safeload io auto"};
+        "safeload io read", "safeload io direct", "safeload io direct qd 1", "safeload io auto"};
     static double t[C_COUNT][64], left[C_COUNT][64];
     static safeload_load_stats st[C_COUNT][64];
     int th = (int)env_u64("SAFELOAD_BENCH_COLD_THREADS", 2), r, k, v, best = -1, dc_ok = 1;
@@ -706,8 +706,9 @@ static void bench_cold(const char *path, const char *cmd) {
             } else {
                 memset(&d, 0, sizeof d);
                 d.threads = th;
-                d.io = v == C_READ ? SAFELOAD_IO_READ : v == C_DIRECT ? SAFELOAD_IO_DIRECT
-                                                                      : SAFELOAD_IO_AUTO;
+                d.io = v == C_READ ? SAFELOAD_IO_READ : v == C_AUTO ? SAFELOAD_IO_AUTO
+                                                                    : SAFELOAD_IO_DIRECT;
+                d.queue_depth = v == C_DIRECT1;   /* 1: one read per worker, no ring */
                 d.stats = &st[v][r];
                 t[v][r] = sl_into(m, SAFELOAD_DTYPE_NONE, dst, rq, &d);
             }
@@ -750,16 +751,29 @@ static void bench_cold(const char *path, const char *cmd) {
         printf("%5.1f %%", 100 * lmax);
         if (k >= C_NBASE) {   /* what ran: io mode and files read direct (last repetition's) */
             safeload_load_stats *s = &st[k][reps - 1];
-            printf("  (ran io %s, %d direct file%s)",
+            printf("  (ran io %s, %d direct file%s, aio %s, depth %d",
                    s->io == SAFELOAD_IO_DIRECT ? "direct" : s->io == SAFELOAD_IO_READ ? "read"
                    : s->io == SAFELOAD_IO_MMAP ? "mmap" : "?", s->direct_files,
-                   s->direct_files == 1 ? "" : "s");
+                   s->direct_files == 1 ? "" : "s",
+                   s->aio == SAFELOAD_AIO_IO_URING ? "io_uring" : s->aio == SAFELOAD_AIO_NONE
+                   ? "none" : "overlapped", s->queue_depth);
+            if (s->aio_error) printf(", aio_error %d", s->aio_error);
+            printf(")");
         }
         printf("\n");
     }
     if (best >= 0)
         printf("  * the best baseline (the disk's limit): %d thread%s. Cold direct or auto: %.2fx it "
                "(target >= 0.9)\n", bth[best], bth[best] > 1 ? "s" : "", SL__MAX(dmed, amed));
+    {   /* the queue's gain: direct at the default depth over depth 1, the same repetition */
+        double q[64], qlo = 1e30, qhi = 0;
+        for (r = 0; r < reps; r++) {
+            q[r] = t[C_DIRECT1][r] / t[C_DIRECT][r];
+            qlo = SL__MIN(qlo, q[r]); qhi = SL__MAX(qhi, q[r]);
+        }
+        printf("  io direct, default queue depth over depth 1: %.2fx [%.2f-%.2f]\n",
+               bu_median(q, reps), qlo, qhi);
+    }
     printf("  page cache before each load: at most %.1f %% of the file%s; load average %.2f at "
            "the end\n", 100 * before, before > 0.01 ? " (NOT COLD: the file could not be dropped; "
            "tmpfs?)" : "", loadavg());
