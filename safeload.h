@@ -4388,8 +4388,10 @@ SL__DEF safeload_result safeload_read(const safeload_file *f, const safeload_ten
                         t->name_len, "needs %llu byte%s, the buffer has %llu",
                         (sl__ull)t->nbytes, t->nbytes == 1 ? "" : "s", (sl__ull)dst_size);
     if (f->src.kind == SL__SRC_MEMORY && t->nbytes) {       /* a copy onto itself: refused */
-        uintptr_t s = (uintptr_t)(f->src.mem + t->file_offset), d = (uintptr_t)dst;
-        if (d < s + (uintptr_t)t->nbytes && s < d + (uintptr_t)t->nbytes)
+        /* in 64 bits: on a 32-bit host a range near the top of the address space would wrap */
+        uint64_t s = (uint64_t)(uintptr_t)(f->src.mem + t->file_offset);
+        uint64_t d = (uint64_t)(uintptr_t)dst;
+        if (d < s + t->nbytes && s < d + t->nbytes)
             return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, f->path, t->file_offset, t->name,
                             t->name_len, "dst overlaps the tensor's bytes in the memory source");
     }
@@ -9115,7 +9117,7 @@ static safeload_result sl__device_setup(sl__load *L, safeload_error *err);
 /* Caller destinations must not overlap one another, nor the bytes being read (a memory
    source, or a mapping safeload_view handed out): workers would write the same bytes, or read
    what another wrote, and the result would depend on timing. Sorted spans: O(n log n). */
-typedef struct sl__span { uintptr_t lo, hi; size_t req; int dev; } sl__span;
+typedef struct sl__span { uint64_t lo, hi; size_t req; int dev; } sl__span;  /* 64 bits: no wrap */
 static int sl__span_less(const sl__span *x, const sl__span *y) {
     return x->dev != y->dev ? x->dev < y->dev : x->lo < y->lo;
 }
@@ -9135,8 +9137,8 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
     for (i = 0, k = 0; i < n; i++) {
         const sl__rp *p = &L->reqs[i];
         if (p->alloc || !p->dst_len) continue;
-        sp[k].lo = (uintptr_t)p->dst;
-        sp[k].hi = (uintptr_t)p->dst + (uintptr_t)p->dst_len;
+        sp[k].lo = (uint64_t)(uintptr_t)p->dst;
+        sp[k].hi = sp[k].lo + p->dst_len;
         sp[k].req = i;
         sp[k].dev = p->device;
         if (k && sl__span_less(&sp[k], &sp[k - 1])) sorted = 0;
@@ -9160,7 +9162,7 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
     for (hn = 0; hn < k && !sp[hn].dev; hn++) {}
     for (i = 0; i < n_shards; i++) {
         safeload_file *f = shards[i];
-        uintptr_t a, b;
+        uint64_t a, b;
         size_t first;
         const unsigned char *base = NULL;
         if (f->src.kind == SL__SRC_MEMORY) {
@@ -9169,8 +9171,8 @@ static safeload_result sl__check_overlap(const sl__load *L, safeload_file **shar
             base = sl__file_mapped(f);
         }
         if (!base || !f->src.size) continue;
-        a = (uintptr_t)base;
-        b = a + (uintptr_t)f->src.size;
+        a = (uint64_t)(uintptr_t)base;
+        b = a + f->src.size;
         /* the first host span starting at or after a; it, or the one before, may cut [a, b) */
         for (first = 0, hi = hn; first < hi;) {
             size_t mid = first + (hi - first) / 2;
