@@ -7855,15 +7855,26 @@ struct safeload_arena {
    trap in the middle of the copy, and measurable), each window once. AUTO times the first
    windows, huge and 4 KiB pages alternately, keeps huge pages while they cost little more and then
    watches every 8 MiB of them: free page reporting hands out the memory the host still backs
-   first, so huge pages can turn slow in the middle of a load, never the other way round. */
+   first, so huge pages can turn slow in the middle of a load. The other way round is rarer but
+   seen (a probe that hit a moment of compaction, with memory the host backs): on 4 KiB pages,
+   AUTO tries one window with huge pages again after SL__RECHECK_WINS windows, then after twice
+   as many each time it stays slow, so a host where they stay slow pays a window now and then. */
 #define SL__WIN ((uint64_t)2 << 20)
 #define SL__PROBE_WINS 4                /* huge, 4 KiB, huge, 4 KiB */
 #define SL__VERDICT_BYTES (4 * SL__WIN)
+#ifndef SL__RECHECK_WINS                /* (the tests make it small) */
+#  define SL__RECHECK_WINS 64
+#endif
 /* Huge pages are kept while they fault in at 3/4 of the 4 KiB rate or better: past the first
    touch they pay back (the copy into them misses the TLB less, and a 512 MiB arena is released
    in 2 ms instead of 30-40), while the pages they guard against (faulting on the host too) run
    at a third of it. Measured in docs/performance.md. */
 #define SL__HUGE_OK(huge, normal) ((huge) * 4 >= (normal) * 3)
+/* A retry after 4 KiB pages won asks more: huge pages at least as fast as 4 KiB ones. A host
+   that takes memory back measured 0.6-0.75 of the 4 KiB rate here, close to the line above,
+   and a retry there that scraped past it cost more than it won; a passing slow moment, once
+   over, measures 1.4-2x. */
+#define SL__HUGE_FAST(huge, normal) ((huge) >= (normal))
 #ifndef SAFELOAD_TOUCH_NS                /* test seam: the tests make huge pages look slow */
 #  define SAFELOAD_TOUCH_NS(huge, ns) (ns)
 #endif
@@ -7876,6 +7887,9 @@ typedef struct sl__pages {
     int monitor;                        /* AUTO on huge pages: time them, switch when slow */
     volatile int populate;              /* MADV_POPULATE_WRITE works */
     uint64_t acc_bytes, acc_ns;         /* huge windows since the last verdict (under mu) */
+    volatile size_t retry;              /* AUTO on 4 KiB pages: the window that tries huge
+                                           pages again (0: none) */
+    size_t gap;                         /* windows to the next retry when this one fails */
     uint64_t huge_bytes, huge_mbps, normal_mbps;
     safeload_pages policy;              /* for stats: 0 when this load touches no fresh pages */
 } sl__pages;
@@ -8699,6 +8713,10 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
             P->monitor = 0;
             P->policy = SAFELOAD_PAGES_NORMAL;
         }
+        if (!P->huge && k == SL__PROBE_WINS && hn && nn) {   /* measured slow: try again later */
+            P->gap = SL__RECHECK_WINS;
+            P->retry = P->next + P->gap;
+        }
         return;
     }
     P->huge = policy == SAFELOAD_PAGES_HUGE;
@@ -8737,6 +8755,31 @@ static void sl__pages_touch(sl__load *L, const sl__task *t) {
     if (lo < hi) sl__pages_touch_range(L, hi);
 }
 
+/* AUTO on 4 KiB pages: window k, [a, b), faulted in with huge pages and timed; fast enough
+   now (SL__HUGE_FAST), the rest of the arena goes back to huge pages (watched as after the
+   probe), else the next try is twice as far away. */
+static void sl__pages_retry(sl__load *L, size_t k, uint64_t a, uint64_t b) {
+    sl__pages *P = &L->pages;
+    uint64_t ns = 0, mbps = 0;
+    int advised = sl__os_advise_pages(P->base + a, b - a, 1) == 0;
+    if (advised) ns = sl__pages_fault(P, a, b, 1, 0);
+    if (ns) mbps = sl__mbps(b - a, ns);
+    sl__mutex_lock(&L->mu);
+    if (advised) P->huge_bytes += b - a;
+    if (mbps && SL__HUGE_FAST(mbps, P->normal_mbps) && b < P->hi &&
+        sl__os_advise_pages(P->base + b, P->hi - b, 1) == 0) {
+        P->huge_mbps = mbps;
+        P->acc_bytes = P->acc_ns = 0;
+        P->monitor = 1;
+        P->policy = SAFELOAD_PAGES_HUGE;
+        sl__atomic_store(&P->huge, 1);
+    } else {
+        P->gap *= 2;
+        sl__atomic_store(&P->retry, k + P->gap);
+    }
+    sl__mutex_unlock(&L->mu);
+}
+
 static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
     sl__pages *P = &L->pages;
     size_t need, k;
@@ -8753,6 +8796,10 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
         a = SL__MAX((P->first_win + k) * SL__WIN, P->lo);
         b = SL__MIN((P->first_win + k + 1) * SL__WIN, P->hi);
         huge = sl__atomic_load(&P->huge);
+        if (!huge && k && k == sl__atomic_load(&P->retry)) {
+            sl__pages_retry(L, k, a, b);
+            continue;
+        }
         ns = sl__pages_fault(P, a, b, huge, 0);
         if (!huge) continue;
         sl__mutex_lock(&L->mu);
@@ -8770,6 +8817,8 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
                                             P->hi - (P->lo & ~(uint64_t)4095), 0) == 0) {
                         sl__atomic_store(&P->huge, 0);
                         P->policy = SAFELOAD_PAGES_NORMAL;
+                        P->gap = P->gap ? P->gap * 2 : SL__RECHECK_WINS;
+                        sl__atomic_store(&P->retry, k + 1 + P->gap);
                     }
                 }
             }

@@ -24,6 +24,7 @@ static int tl_madvise(void *p, size_t n, int advice);
 static unsigned long long tl_touch_ns(int huge, unsigned long long ns);
 #define SAFELOAD_MADVISE(p, n, advice) tl_madvise(p, n, advice)
 #define SAFELOAD_TOUCH_NS(huge, ns) tl_touch_ns(huge, ns)
+#define SL__RECHECK_WINS 4              /* AUTO's retries of huge pages within a 27 MB load */
 /* queued reads (io_uring): a setup that fails on cue, completions the test alters */
 static long tl_uring_setup(unsigned entries, void *params);
 static long long tl_aio_result(long long res, const void *buf, unsigned long long off,
@@ -95,10 +96,11 @@ static int tl_madvise(void *p, size_t n, int advice) {
 }
 /* first-touch times: 0 as measured; else fixed per 2 MiB window, 4 KiB pages 1 ms, huge ones
    1 us (fast) or 100 ms (slow): 1 slow, 2 fast, 3 fast for the first tl_touch_fast huge
-   windows then slow; 4: huge ones tl_touch_huge_ns each (near the 4 KiB rate) */
+   windows then slow; 4: huge ones tl_touch_huge_ns each (near the 4 KiB rate); 5 slow for
+   the first tl_touch_slow huge windows then fast */
 static int tl_touch_mode;
 static unsigned long long tl_touch_huge_ns;
-static long tl_touch_huge, tl_touch_fast;
+static long tl_touch_huge, tl_touch_fast, tl_touch_slow;
 static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     long k;
     if (!tl_touch_mode) return ns;
@@ -106,6 +108,7 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     if (tl_touch_mode == 4) return tl_touch_huge_ns;
     k = __atomic_fetch_add(&tl_touch_huge, 1, __ATOMIC_RELAXED);
     if (tl_touch_mode == 2 || (tl_touch_mode == 3 && k < tl_touch_fast)) return 1000;
+    if (tl_touch_mode == 5 && k >= tl_touch_slow) return 1000;
     return 100000000;
 }
 
@@ -3578,6 +3581,15 @@ static safeload_load_stats tl_pages_load(const tl_model *m, safeload_model *mod,
     return st;
 }
 
+/* Bytes of the arena's windows from window k on, every `gap` windows, the gap doubling each
+   time: where AUTO, on 4 KiB pages, tries huge pages again (each try slow, by the seam). */
+static uint64_t tl_retry_bytes(uint64_t fresh, uint64_t k, uint64_t gap) {
+    const uint64_t W = 2u << 20;
+    uint64_t sum = 0;
+    for (; k * W < fresh; gap *= 2, k += gap) sum += fresh - k * W < W ? fresh - k * W : W;
+    return sum;
+}
+
 static void test_pages(void) {
     static const safeload_io ios[2] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP};
     tl_model m = {0};
@@ -3621,14 +3633,35 @@ static void test_pages(void) {
         fprintf(stderr, "  no transparent huge pages here: the policy seams are not run\n");
         goto done;
     }
-    /* huge pages slow (the seam): AUTO falls back to 4 KiB pages after its probe */
+    /* huge pages slow (the seam): AUTO falls back to 4 KiB pages after its probe, and tries
+       a huge window again 4 windows (SL__RECHECK_WINS here) after it, then 8 after that */
     tl_touch_mode = 1;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
-        CHECK_EQ_U64(st.huge_bytes, 2 * W);                 /* its two probe windows */
+        CHECK(st.fresh_bytes > 8 * W);                      /* (one retry at least) */
+        CHECK_EQ_U64(st.huge_bytes, 2 * W + tl_retry_bytes(st.fresh_bytes, 8, 4));
         CHECK_EQ_U64(st.touch_normal_mbps, 2097);           /* 2 MiB in 1 ms */
         CHECK_EQ_U64(st.touch_huge_mbps, 20);               /* 4 MiB in 200 ms */
+    }
+    /* huge pages slow at first, then fast (a moment of compaction): the first retry finds
+       them fast and the rest of the arena goes back to huge pages; or the second one */
+    tl_touch_mode = 5;
+    for (th = 1; th <= 2; th++) {
+        tl_touch_slow = 2;                                  /* the probe's two */
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+        CHECK(st.touch_huge_mbps > 1000000 && st.touch_normal_mbps == 2097);
+        /* 4 KiB: the probe's 2 and windows 4-7 (one more with two threads at most, which
+           the other worker took while the retry ran) */
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 6 * W);
+        CHECK(st.huge_bytes >= st.fresh_bytes - 7 * W && st.huge_bytes <= st.fresh_bytes - 6 * W);
+        /* the first retry's slow too: the next one would be at window 16, past this load */
+        tl_touch_slow = 3;
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.fresh_bytes > 8 * W && st.fresh_bytes <= 16 * W);
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        CHECK_EQ_U64(st.huge_bytes, 3 * W);
     }
     /* huge pages a little slower to fault in than 4 KiB ones (up to a quarter): AUTO keeps
        them (they pay back in the copy and the release); slower than that, it does not */
@@ -3651,13 +3684,15 @@ static void test_pages(void) {
         CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);  /* all but 2 probe windows */
         CHECK(st.touch_huge_mbps > 1000000 && st.touch_normal_mbps == 2097);
     }
-    /* huge pages turn slow after the probe: the first verdict (8 MiB later) switches the rest */
+    /* huge pages turn slow after the probe: the first verdict (8 MiB later) switches the rest,
+       and a retry 4 windows after it finds them still slow */
     tl_touch_mode = 3;
     tl_touch_fast = 2;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
-        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 6 * W);   /* probe 2 + one verdict's 4 */
+        /* probe 2 + one verdict's 4 (windows 4-7), retries from window 12 */
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 6 * W + tl_retry_bytes(st.fresh_bytes, 12, 4));
         CHECK(st.huge_bytes >= 6 * W && st.huge_bytes < st.fresh_bytes);
         CHECK_EQ_U64(st.touch_huge_mbps, 20);
     }
