@@ -3652,10 +3652,10 @@ static void test_pages(void) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
         CHECK(st.touch_huge_mbps > 1000000 && st.touch_normal_mbps == 2097);
-        /* 4 KiB: the probe's 2 and windows 4-7 (one more with two threads at most, which
-           the other worker took while the retry ran) */
+        /* 4 KiB: the probe's 2 and windows 4-7; with two threads also those the other
+           worker took while the retry ran (how many is the scheduler's: under qemu, all) */
         if (th == 1) CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 6 * W);
-        CHECK(st.huge_bytes >= st.fresh_bytes - 7 * W && st.huge_bytes <= st.fresh_bytes - 6 * W);
+        CHECK(st.huge_bytes >= 3 * W && st.huge_bytes <= st.fresh_bytes - 6 * W);
         /* the first retry's slow too: the next one would be at window 16, past this load */
         tl_touch_slow = 3;
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
