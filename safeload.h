@@ -4065,9 +4065,6 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     /* a tensor entry takes >= 48 header bytes: size the arrays once for typical headers */
     sl__grow(a, (void **)&j.ents, &j.cap_ents, (size_t)(n / 64) + 4, sizeof(sl__entry));
     sl__grow(a, (void **)&j.dims, &j.cap_dims, (size_t)(n / 32) + 8, sizeof(uint64_t));
-    /* ... and fault in what a header of long names fills at least (128 bytes an entry) */
-    if (j.ents) sl__prefault(j.ents, (size_t)(n / 128) * sizeof(sl__entry));
-    if (j.dims) sl__prefault(j.dims, (size_t)(n / 64) * sizeof(uint64_t));
     r = sl__jheader(&j);
     f->dims = j.dims;
     f->meta = j.meta;
@@ -9546,17 +9543,17 @@ static safeload_result sl__load_resolve(sl__load *L, sl__resolve_fn resolve, con
     L->order = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
     L->order_tmp = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
     if (!L->reqs || !L->order || !L->order_tmp) return SL__OOM(err, L->where);
-    /* a piece per request at least: sized once (and faulted in) rather than grown */
-    if (n >= SIZE_MAX / sizeof(sl__seg) - 1 ||
-        !sl__grow(L->alloc, (void **)&L->segs, &L->cap_segs, n + 1, sizeof(sl__seg)))
-        return SL__OOM(err, L->where);
-    sl__prefault(L->segs, L->cap_segs * sizeof(sl__seg));
     if (n > (size_t)UINT32_MAX - 1)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
                         "too many requests");
     for (i = 0; i < n; i++)
         if ((r = sl__resolve_req(L, i, resolve, rctx, trust_ptr, err)) != SAFELOAD_OK) return r;
     if ((r = sl__check_overlap(L, L->shards, L->n_shards, err)) != SAFELOAD_OK) return r;
+    /* the plan takes a piece per request at least: sized once (and faulted in) rather than
+       grown; sl__grow refuses a size that overflows */
+    if (!sl__grow(L->alloc, (void **)&L->segs, &L->cap_segs, n + 1, sizeof(sl__seg)))
+        return SL__OOM(err, L->where);
+    sl__prefault(L->segs, (n + 1) * sizeof(sl__seg));
     /* casts that write more than the caches hold stream past them (non-temporal stores): the
        output will not be read back before the load ends, and no read-for-ownership halves
        the write bandwidth. Decided on the whole load, not per tensor: 100,000 small tensors
