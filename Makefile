@@ -298,7 +298,7 @@ test-tsan: tsan-run-test_load tsan-run-test_device
 # mingw-w64 and run under wine; without either, make test's summary says which is missing.
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 WINE ?= wine
-WINE_RUN := WINEDEBUG=-all $(WINE)
+WINE_RUN := WINE=$(WINE) sh tests/wine_run.sh
 HAVE_MINGW := $(shell command -v $(MINGW_CC) 2>/dev/null)
 HAVE_WINE := $(shell command -v $(WINE) 2>/dev/null)
 WIN_TESTS := test_format test_cast test_win
@@ -308,7 +308,7 @@ $(WIN)/test_%.exe: tests/test_%.c $(TESTH) | $(WIN)
 	$(MINGW_CC) $(STD) $(WARN) -O2 -I. -Itests $< -o $@ -static -lpthread
 $(WIN)/safeload.exe: examples/safeload_cli.c $(HDR) | $(WIN)
 	$(MINGW_CC) $(STD) $(WARN) -O2 -I. $< -o $@ -static -lpthread
-$(OK)/win: $(WIN_EXE) $(CLI) tests/show_cmp.sh $(TESTDATA) | $(OK)
+$(OK)/win: $(WIN_EXE) $(CLI) tests/show_cmp.sh tests/wine_run.sh $(TESTDATA) | $(OK)
 	for t in $(WIN_TESTS); do echo "== $$t.exe (wine)"; $(WINE_RUN) $(WIN)/$$t.exe || exit 1; done
 	$(WINE_RUN) $(WIN)/safeload.exe sample $(WIN)/sample.safetensors
 	$(WINE_RUN) $(WIN)/safeload.exe verify $(WIN)/sample.safetensors
@@ -365,7 +365,7 @@ $(MS)/cxx.obj: $(CC_CHECK) $(MSVC_HDRS) | $(MS)
 $(MS)/switches.obj: $(CC_CHECK) $(MSVC_HDRS) | $(MS)
 	$(CLANG) -std=c99 $(MSVC_MODE) -DSAFELOAD_STATIC -DSAFELOAD_NO_THREADS -DSAFELOAD_NO_SIMD -DSAFELOAD_NO_OVERLAPPED \
 	    -Wno-unused-function -c $< -o $@
-$(OK)/msvc: $(MSVC_FILES) $(CLI) tests/show_cmp.sh $(TESTDATA) | $(OK)
+$(OK)/msvc: $(MSVC_FILES) $(CLI) tests/show_cmp.sh tests/wine_run.sh $(TESTDATA) | $(OK)
 	for t in test_cast test_win; do echo "== $$t.exe (MSVC mode, wine)"; \
 	    SAFELOAD_TEST_EXPECT_PATHS="scalar sse2 avx2 avx512 avx512-novbmi avx512bf16 avx512bf16-novbmi" \
 	    $(WINE_RUN) $(MS)/$$t.exe || exit 1; done

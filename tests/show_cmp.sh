@@ -25,7 +25,7 @@ for spec in "sample lm_head.scale model.norm.weight model.embed_tokens.weight em
     file=$dir/$1.safetensors; shift
     for n in "$@"; do
         "$native" show "$file" "$n" --count all > "$dir/show_native.txt"
-        WINEDEBUG=-all ${WINE:-wine} "$exe" show "$file" "$n" --count all | tr -d '\r' > "$dir/show_win.txt"
+        sh tests/wine_run.sh "$exe" show "$file" "$n" --count all | tr -d '\r' > "$dir/show_win.txt"
         cmp "$dir/show_native.txt" "$dir/show_win.txt"
     done
 done
