@@ -591,6 +591,10 @@ typedef struct safeload_load_stats {
     int aio_error;              /* why no queue ran where one was wanted: the OS's error code
                                    (ENOSYS: an old kernel or qemu-user; EPERM: seccomp or the
                                    io_uring_disabled sysctl); 0 when one ran or none was wanted */
+    uint64_t fixed_reads;       /* of reads, those io_uring made into registered (fixed) staging
+                                   buffers, pinned once for the load instead of once per read;
+                                   reads straight into destinations are never fixed (0 where
+                                   the kernel refused to register, e.g. RLIMIT_MEMLOCK) */
 } safeload_load_stats;
 
 /* Shared loading: rank `rank` of `world` processes that load the same requests (same names,
@@ -2059,6 +2063,10 @@ static unsigned sl__cpu_word(void) {
 #    define SAFELOAD_URING_SETUP(entries, params) \
          syscall(SL__NR_URING_SETUP, (long)(entries), (params))
 #  endif
+#  ifndef SAFELOAD_URING_REGISTER           /* one buffer (a struct iovec *) as fixed buffer 0 */
+#    define SAFELOAD_URING_REGISTER(ring, iov) \
+         syscall(SL__NR_URING_REGISTER, (long)(ring), (long)SL__URING_REGISTER_BUFFERS, (iov), 1L)
+#  endif
 #endif
 #ifndef SAFELOAD_AIO_RESULT                  /* every completion: bytes read, or -error */
 #  define SAFELOAD_AIO_RESULT(res, buf, off, len) (res)
@@ -2115,6 +2123,7 @@ typedef struct sl__uring_params {       /* io_uring_params with its two offset s
 typedef struct sl__aio {
     unsigned depth;                     /* slots: reads this queue may have in flight */
     unsigned queued;                    /* written, not yet handed to the OS */
+    uint64_t fixed_reads;               /* reads into the registered buffer (stats) */
 #if defined(SL__AIO) && SL__AIO == 1
     int fd;
     unsigned char *sq_ring, *cq_ring;
@@ -2199,8 +2208,7 @@ static int sl__aio_open(sl__aio *q, unsigned depth, unsigned char *buf, size_t l
         struct iovec v;
         v.iov_base = buf;
         v.iov_len = len;
-        if (syscall(SL__NR_URING_REGISTER, (long)q->fd, (long)SL__URING_REGISTER_BUFFERS, &v,
-                    1L) == 0) {
+        if (SAFELOAD_URING_REGISTER(q->fd, &v) == 0) {
             q->fixed = buf;                 /* else (RLIMIT_MEMLOCK): plain reads */
             q->fixed_len = len;
         }
@@ -2223,6 +2231,7 @@ static void sl__aio_read(sl__aio *q, sl__os_file f, unsigned char *buf, size_t n
         s->opcode = SL__URING_OP_READ_FIXED;
         s->addr = (uint64_t)(uintptr_t)buf;
         s->buf_index = 0;
+        q->fixed_reads++;
     } else {
         q->iov[slot].iov_base = buf;
         q->iov[slot].iov_len = n;
@@ -9745,6 +9754,7 @@ static safeload_result sl__load_execute(sl__load *L, safeload_error *err) {
             st->bytes_read += L->workers[i].bytes_read;
             st->bytes_written += L->workers[i].bytes_written;
             st->reads += L->workers[i].reads;
+            st->fixed_reads += L->workers[i].aio.fixed_reads;
         }
         st->pages = L->pages.policy;
         st->fresh_bytes = L->fresh;

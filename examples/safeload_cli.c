@@ -1160,6 +1160,8 @@ static int cmd_load(int argc, char **argv) {
                           : st.aio == SAFELOAD_AIO_OVERLAPPED ? "overlapped" : "none");
         jw_u64(&w, "queue_depth", (uint64_t)st.queue_depth);
         jw_u64(&w, "aio_error", (uint64_t)st.aio_error);
+        jw_u64(&w, "reads", st.reads);
+        jw_u64(&w, "fixed_reads", st.fixed_reads);
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
         if (checksum) jw_str(&w, "checksum", hex);
         else jw_null(&w, "checksum");

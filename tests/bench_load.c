@@ -25,6 +25,12 @@
    unless SAFELOAD_BENCH_DENSE_MB says otherwise): read, direct and auto next to the disk's
    limit (the best of 1, 4, 16 and 32 threads of 4 MiB O_DIRECT reads), interleaved; see
    bench_cold. SAFELOAD_BENCH_COLD_THREADS (default 2): safeload's threads there. */
+/* io_uring's fixed buffers against plain reads (the cold section): the same load with the
+   registration refused, as RLIMIT_MEMLOCK would refuse it. The flag is the bench's; the
+   library keeps no state of its own. */
+static int bench_no_fixed;
+long bench_uring_register(int ring, void *iov);   /* defined below, with the syscall */
+#define SAFELOAD_URING_REGISTER(ring, iov) bench_uring_register(ring, iov)
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
 #include "testutil.h"
@@ -34,6 +40,17 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <pthread.h>
+
+#if defined(SL__AIO) && SL__AIO == 1
+#  define BENCH_FIXED_AB 1
+long bench_uring_register(int ring, void *iov) {
+    if (bench_no_fixed) { errno = ENOMEM; return -1; }
+    return syscall(SL__NR_URING_REGISTER, (long)ring, (long)SL__URING_REGISTER_BUFFERS, iov, 1L);
+}
+#else
+#  define BENCH_FIXED_AB 0
+long bench_uring_register(int ring, void *iov) { (void)ring; (void)iov; return -1; }
+#endif
 
 static int reps = 5;
 
@@ -666,15 +683,25 @@ static double cold_drop(const char *path, int *drop_caches_ok) {
     return left;
 }
 
-enum { C_B1, C_B4, C_B16, C_B32, C_READ, C_DIRECT, C_DIRECT1, C_AUTO, C_COUNT, C_NBASE = 4 };
+enum { C_B1, C_B4, C_B16, C_B32, C_READ, C_DIRECT, C_DIRECT1, C_AUTO, C_PLAIN, C_COUNT,
+       C_NBASE = 4 };
+
+/* this process's CPU seconds (user + system, every thread) */
+static double cpu_now(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
 
 static void bench_cold(const char *path, const char *cmd) {
     static const int bth[C_NBASE] = {1, 4, 16, 32};
     static const char *const names[C_COUNT] = {
         "baseline O_DIRECT 4 MiB,  1 thread", "baseline O_DIRECT 4 MiB,  4 threads",
         "baseline O_DIRECT 4 MiB, 16 threads", "baseline O_DIRECT 4 MiB, 32 threads",
-        "safeload io read", "safeload io direct", "safeload io direct qd 1", "safeload io auto"};
-    static double t[C_COUNT][64], left[C_COUNT][64];
+        "safeload io read", "safeload io direct", "safeload io direct qd 1", "safeload io auto",
+        "safeload io direct, no fixed bufs"};
+    static double t[C_COUNT][64], left[C_COUNT][64], cpu[C_COUNT][64];
     static safeload_load_stats st[C_COUNT][64];
     int th = (int)env_u64("SAFELOAD_BENCH_COLD_THREADS", 2), r, k, v, best = -1, dc_ok = 1;
     double before = 0, bmed[C_NBASE], dmed = 0, amed = 0;
@@ -701,6 +728,7 @@ static void bench_cold(const char *path, const char *cmd) {
             v = (k + r) % C_COUNT;
             before = SL__MAX(before, cold_drop(path, &dc_ok));
             memset(&st[v][r], 0, sizeof st[v][r]);
+            cpu[v][r] = cpu_now();
             if (v < C_NBASE) {
                 t[v][r] = cold_base(path, size, bth[v]);
             } else {
@@ -710,8 +738,11 @@ static void bench_cold(const char *path, const char *cmd) {
                                                                     : SAFELOAD_IO_DIRECT;
                 d.queue_depth = v == C_DIRECT1;   /* 1: one read per worker, no ring */
                 d.stats = &st[v][r];
+                bench_no_fixed = v == C_PLAIN;
                 t[v][r] = sl_into(m, SAFELOAD_DTYPE_NONE, dst, rq, &d);
+                bench_no_fixed = 0;
             }
+            cpu[v][r] = cpu_now() - cpu[v][r];
             left[v][r] = pc_resident(path, 0, 0);
         }
     for (k = 0; k < C_NBASE; k++) {   /* median GB/s of each T; -1: O_DIRECT refused */
@@ -721,8 +752,8 @@ static void bench_cold(const char *path, const char *cmd) {
         for (r = 0; r < reps; r++) if (t[k][r] < 0) bmed[k] = -1;
         if (bmed[k] > 0 && (best < 0 || bmed[k] > bmed[best])) best = k;
     }
-    printf("  %-36s %-22s %-26s %s\n", "", "GB/s median [min-max]", "x best baseline [min-max]",
-           "left in page cache");
+    printf("  %-36s %-22s %-26s %-7s %s\n", "", "GB/s median [min-max]",
+           "x best baseline [min-max]", "CPU s", "left in page cache");
     for (k = 0; k < C_COUNT; k++) {
         double g[64], x[64], lo = 1e30, hi = 0, xlo = 1e30, xhi = 0, lmax = 0, med;
         char lab[64], num[64];
@@ -748,7 +779,7 @@ static void bench_cold(const char *path, const char *cmd) {
             if (k == C_DIRECT) dmed = xm;
             if (k == C_AUTO) amed = xm;
         }
-        printf("%5.1f %%", 100 * lmax);
+        printf("%7.3f %5.1f %%", bu_median(cpu[k], reps), 100 * lmax);
         if (k >= C_NBASE) {   /* what ran: io mode and files read direct (last repetition's) */
             safeload_load_stats *s = &st[k][reps - 1];
             printf("  (ran io %s, %d direct file%s, aio %s, depth %d",
@@ -758,6 +789,9 @@ static void bench_cold(const char *path, const char *cmd) {
                    s->aio == SAFELOAD_AIO_IO_URING ? "io_uring" : s->aio == SAFELOAD_AIO_NONE
                    ? "none" : "overlapped", s->queue_depth);
             if (s->aio_error) printf(", aio_error %d", s->aio_error);
+            if (s->aio == SAFELOAD_AIO_IO_URING)
+                printf(", %llu of %llu reads fixed", (unsigned long long)s->fixed_reads,
+                       (unsigned long long)s->reads);
             printf(")");
         }
         printf("\n");
@@ -773,6 +807,18 @@ static void bench_cold(const char *path, const char *cmd) {
         }
         printf("  io direct, default queue depth over depth 1: %.2fx [%.2f-%.2f]\n",
                bu_median(q, reps), qlo, qhi);
+    }
+    if (BENCH_FIXED_AB) {   /* fixed buffers over plain reads: wall time, CPU time */
+        double q[64], c[64], qlo = 1e30, qhi = 0, clo = 1e30, chi = 0;
+        for (r = 0; r < reps; r++) {
+            q[r] = t[C_PLAIN][r] / t[C_DIRECT][r];
+            c[r] = cpu[C_DIRECT][r] > 0 ? cpu[C_PLAIN][r] / cpu[C_DIRECT][r] : 0;
+            qlo = SL__MIN(qlo, q[r]); qhi = SL__MAX(qhi, q[r]);
+            clo = SL__MIN(clo, c[r]); chi = SL__MAX(chi, c[r]);
+        }
+        printf("  io direct, fixed buffers over plain reads: %.2fx [%.2f-%.2f] the speed, "
+               "%.2fx [%.2f-%.2f] less CPU\n", bu_median(q, reps), qlo, qhi, bu_median(c, reps),
+               clo, chi);
     }
     printf("  page cache before each load: at most %.1f %% of the file%s; load average %.2f at "
            "the end\n", 100 * before, before > 0.01 ? " (NOT COLD: the file could not be dropped; "

@@ -1012,6 +1012,12 @@ jcheck "load --json" "$out" '
 assert d["schema"] == 1 and d["command"] == "load" and d["tensors"] == 6 and d["bytes_read"] == 6792, d
 assert d["checksum"] == "'"$($RUNNER "$CLI" load --checksum "$T/s.safetensors" | sed -n 's/^checksum: //p')"'", d
 assert isinstance(d["seconds"], float) and d["io"] == "read" and d["files"] == 1 and d["warnings"] == [], d'
+# direct: the queue that ran, and of its reads those into registered (fixed) buffers
+run $RUNNER "$CLI" load --json --io direct --queue-depth 8 --threads 2 "$T/s.safetensors"
+jcheck "load --json direct" "$out" '
+assert d["io"] == "direct" and d["aio"] in ("io_uring", "none") and d["reads"] >= 1, d
+assert d["fixed_reads"] <= d["reads"] and (d["aio"] == "io_uring" or d["fixed_reads"] == 0), d
+assert (d["aio"] == "none") == (d["queue_depth"] == 0), d'
 
 # ---- verify --strict, metadata.total_size, --data, and what a cut file still holds ----
 mkdir "$T/vs"; cp "$T/s.safetensors" "$T/vs/m.safetensors"

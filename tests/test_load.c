@@ -29,7 +29,9 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns);
 static long tl_uring_setup(unsigned entries, void *params);
 static long long tl_aio_result(long long res, const void *buf, unsigned long long off,
                                unsigned long long len);
+static long tl_uring_register(int ring, void *iov);
 #define SAFELOAD_URING_SETUP(entries, params) tl_uring_setup(entries, params)
+#define SAFELOAD_URING_REGISTER(ring, iov) tl_uring_register(ring, iov)
 #define SAFELOAD_AIO_RESULT(res, buf, off, len) tl_aio_result(res, buf, off, len)
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
@@ -120,6 +122,17 @@ static long tl_aio_done, tl_aio_at, tl_aio_misaligned;
 static long tl_uring_setup(unsigned entries, void *params) {
     if (tl_uring_refuse) { errno = tl_uring_refuse; return -1; }
     return syscall(425, entries, params);
+}
+/* fixed buffers: refused (as RLIMIT_MEMLOCK does) when tl_register_refuse; the registrations
+   the kernel took are counted */
+static int tl_register_refuse;
+static long tl_registered;
+static long tl_uring_register(int ring, void *iov) {
+    long r;
+    if (tl_register_refuse) { errno = ENOMEM; return -1; }
+    r = syscall(427, (long)ring, 0L, iov, 1L);
+    if (r == 0) __atomic_fetch_add(&tl_registered, 1, __ATOMIC_RELAXED);
+    return r;
 }
 static long long tl_aio_result(long long res, const void *buf, unsigned long long off,
                                unsigned long long len) {
@@ -1880,7 +1893,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
     static const int depths[] = {0, 1, 2, 3, 7, 32, 64};
     static const int threads[] = {1, 2, 3, 5};
     static const size_t chunks[] = {0, 12288};
-    int uring = tl_uring_ok(), di, ti, ci, dt;
+    int uring = tl_uring_ok(), di, ti, ci, dt, queued = 0, fixed = 0;
     safeload_model *mod;
     safeload_loaded *ref = NULL, *ref32 = NULL, *l = NULL;
     safeload_load_stats st;
@@ -1905,6 +1918,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
                     if (tl_quick() && (ti & 1) && di != 5) continue;
                     /* no io_uring (qemu-user, old kernels): the fallback, a few shapes of it */
                     if (!uring && (di > 1 || ti > 1 || ci)) continue;
+                    tl_registered = 0;
                     r = tq_load(mod, depth, th, chunks[ci], dt ? SAFELOAD_F32 : SAFELOAD_DTYPE_NONE,
                                 &st, &l, &e);
                     CHECK_MSG(r == SAFELOAD_OK, "depth %d threads %d: %s", depth, th, e.message);
@@ -1928,13 +1942,28 @@ static void test_queued_reads(const tl_model *m, const char *path) {
                                      : st.queue_depth >= 2 * st.threads &&
                                        st.queue_depth <= per * st.threads,
                                   "depth %d threads %d: queue %d", depth, th, st.queue_depth);
+                        /* each worker's slots registered once where the kernel allows it
+                           (RLIMIT_MEMLOCK may not); a cast reads every byte into a slot, so
+                           then every read is a fixed one, else none is */
+                        CHECK(tl_registered == 0 || tl_registered == st.threads);
+                        queued++;
+                        fixed += tl_registered != 0;
+                        if (dt)
+                            CHECK_MSG(st.fixed_reads == (tl_registered ? st.reads : 0),
+                                      "depth %d threads %d: %llu fixed of %llu reads, %ld "
+                                      "registered", depth, th, (unsigned long long)st.fixed_reads,
+                                      (unsigned long long)st.reads, tl_registered);
+                        else
+                            CHECK(st.fixed_reads <= st.reads && (tl_registered || !st.fixed_reads));
                     } else {
                         CHECK(st.aio == SAFELOAD_AIO_NONE && st.aio_error != 0);
                     }
+                    if (st.aio == SAFELOAD_AIO_NONE) CHECK_EQ_U64(st.fixed_reads, 0);
                     safeload_loaded_free(l);
                     l = NULL;
                 }
     CHECK_EQ_U64(tl_aio_misaligned, 0);
+    if (uring) printf("  fixed buffers registered in %d of %d queued loads\n", fixed, queued);
     /* a negative depth is refused */
     CHECK(tq_load(mod, -1, 2, 0, SAFELOAD_DTYPE_NONE, &st, &l, &e) == SAFELOAD_INVALID_ARGUMENT);
     CHECK(strstr(e.message, "queue_depth") != NULL);
@@ -1950,6 +1979,20 @@ static void test_queued_reads(const tl_model *m, const char *path) {
             CHECK(tq_same(l, ref));
             CHECK(st.aio == SAFELOAD_AIO_NONE && st.queue_depth == 0 &&
                   st.aio_error == refuse[k]);
+            safeload_loaded_free(l);
+        }
+        /* registration refused (RLIMIT_MEMLOCK): the queue runs with plain reads, the same
+           bytes, cast or not */
+        for (dt = 0; dt < 2; dt++) {
+            tl_register_refuse = 1;
+            tl_registered = 0;
+            CHECK(tq_load(mod, 16, 2, 0, dt ? SAFELOAD_F32 : SAFELOAD_DTYPE_NONE, &st, &l, &e) ==
+                  SAFELOAD_OK);
+            tl_register_refuse = 0;
+            CHECK(tq_same(l, dt ? ref32 : ref));
+            CHECK(st.aio == SAFELOAD_AIO_IO_URING && st.reads > 0);
+            CHECK_EQ_U64(st.fixed_reads, 0);
+            CHECK_EQ_U64(tl_registered, 0);
             safeload_loaded_free(l);
         }
         /* completions that come back short (aligned or not) or empty: finished as a worker
