@@ -700,7 +700,7 @@ static void bench_cold(const char *path, const char *cmd) {
         "baseline O_DIRECT 4 MiB,  1 thread", "baseline O_DIRECT 4 MiB,  4 threads",
         "baseline O_DIRECT 4 MiB, 16 threads", "baseline O_DIRECT 4 MiB, 32 threads",
         "safeload io read", "safeload io direct", "safeload io direct qd 1", "safeload io auto",
-        "safeload io direct, no fixed bufs"};
+        "safeload io direct, plain reads"};
     static double t[C_COUNT][64], left[C_COUNT][64], cpu[C_COUNT][64];
     static safeload_load_stats st[C_COUNT][64];
     int th = (int)env_u64("SAFELOAD_BENCH_COLD_THREADS", 2), r, k, v, best = -1, dc_ok = 1;
