@@ -2063,9 +2063,12 @@ static unsigned sl__cpu_word(void) {
 #    define SAFELOAD_URING_SETUP(entries, params) \
          syscall(SL__NR_URING_SETUP, (long)(entries), (params))
 #  endif
-#  ifndef SAFELOAD_URING_REGISTER           /* one buffer (a struct iovec *) as fixed buffer 0 */
-#    define SAFELOAD_URING_REGISTER(ring, iov) \
-         syscall(SL__NR_URING_REGISTER, (long)(ring), (long)SL__URING_REGISTER_BUFFERS, (iov), 1L)
+/* one buffer (a struct iovec *) as fixed buffer 0; a seam that refuses it calls through to
+   SL__URING_REGISTER_SYS otherwise */
+#  define SL__URING_REGISTER_SYS(ring, iov) \
+       syscall(SL__NR_URING_REGISTER, (long)(ring), (long)SL__URING_REGISTER_BUFFERS, (iov), 1L)
+#  ifndef SAFELOAD_URING_REGISTER
+#    define SAFELOAD_URING_REGISTER(ring, iov) SL__URING_REGISTER_SYS(ring, iov)
 #  endif
 #endif
 #ifndef SAFELOAD_AIO_RESULT                  /* every completion: bytes read, or -error */

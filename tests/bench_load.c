@@ -45,7 +45,7 @@ long bench_uring_register(int ring, void *iov);   /* defined below, with the sys
 #  define BENCH_FIXED_AB 1
 long bench_uring_register(int ring, void *iov) {
     if (bench_no_fixed) { errno = ENOMEM; return -1; }
-    return syscall(SL__NR_URING_REGISTER, (long)ring, (long)SL__URING_REGISTER_BUFFERS, iov, 1L);
+    return SL__URING_REGISTER_SYS(ring, iov);
 }
 #else
 #  define BENCH_FIXED_AB 0

@@ -130,7 +130,13 @@ static long tl_registered;
 static long tl_uring_register(int ring, void *iov) {
     long r;
     if (tl_register_refuse) { errno = ENOMEM; return -1; }
-    r = syscall(427, (long)ring, 0L, iov, 1L);
+#if defined(SL__URING_REGISTER_SYS)
+    r = SL__URING_REGISTER_SYS(ring, iov);
+#else
+    (void)ring; (void)iov;
+    errno = ENOSYS;
+    r = -1;
+#endif
     if (r == 0) __atomic_fetch_add(&tl_registered, 1, __ATOMIC_RELAXED);
     return r;
 }
