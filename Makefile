@@ -35,14 +35,14 @@ UNIT    := test_format test_writer test_cast test_load test_device test_macros t
 UNIT_BIN := $(addprefix $(BUILD)/,$(UNIT))
 UNIT_SAN := $(addprefix $(BUILD)/san/,$(UNIT))
 
-.PHONY: all test test-unit test-san test-cxx test-weak test-cli test-exhaustive test-neon \
+.PHONY: all test test-unit tsan-run-split test-san test-cxx test-weak test-cli test-exhaustive test-neon \
         test-32 test-be test-tsan test-msan test-win test-msvc test-readme demo bench fuzz fuzz-parse fuzz-index corpus index-corpus examples \
         clean
 
 all: $(CLI)
 
 $(BUILD) $(BUILD)/san $(BUILD)/gsan $(BUILD)/tsan $(BUILD)/msan $(BUILD)/win $(BUILD)/msvc $(BUILD)/neon $(BUILD)/arm32 $(BUILD)/s390x \
-$(BUILD)/fuzz $(BUILD)/check $(BUILD)/ok $(BUILD)/log:
+$(BUILD)/fuzz $(BUILD)/check $(BUILD)/ok $(BUILD)/log $(BUILD)/split:
 	mkdir -p $@
 
 $(CLI): examples/safeload_cli.c $(HDR) | $(BUILD)
@@ -101,7 +101,13 @@ $(BUILD)/gsan/test_%: tests/test_%.c $(TESTH) | $(BUILD)/gsan
 UNIT_OK := $(addprefix $(OK)/,$(UNIT))
 $(OK)/test_%: $(BUILD)/test_% $(TESTDATA)
 	$(call run_test,./$<)
-test-unit: $(UNIT_OK)
+# the format tests again with every header of 64 bytes and up parsed in parts on 4 threads:
+# each error id, offset and message must still be the one-thread parse's
+$(BUILD)/split/test_format: tests/test_format.c $(TESTH) | $(BUILD)/split
+	$(CC) $(STD) $(WARN) $(CFLAGS) -DSAFELOAD_PARSE_SPLIT_MIN=64 -I. -Itests $< -o $@ $(LDLIBS)
+$(OK)/split-test_format: $(BUILD)/split/test_format $(TESTDATA)
+	$(call run_test,env SAFELOAD_NUM_THREADS=4 ./$<)
+test-unit: $(UNIT_OK) $(OK)/split-test_format
 
 UNIT_GSAN := $(addprefix $(BUILD)/gsan/,$(UNIT))
 SAN_OK := $(addprefix $(OK)/san-,$(UNIT)) $(OK)/gsan-test_cast
@@ -292,7 +298,10 @@ $(BUILD)/tsan/test_%: tests/test_%.c $(TESTH) | $(BUILD)/tsan
 	$(CLANG) $(STD) -O1 -g -fsanitize=thread -I. -Itests $< -o $@ $(LDLIBS)
 tsan-run-test_%: $(BUILD)/tsan/test_%
 	@echo "== test_$* (TSan)"; SAFELOAD_TEST_QUICK=1 ./$<
-test-tsan: tsan-run-test_load tsan-run-test_device
+# large headers parsed in parts on 2, 3 and 8 threads (test_format's split test)
+tsan-run-split: $(BUILD)/tsan/test_format
+	@echo "== test_format, headers in parts (TSan)"; SAFELOAD_TEST_QUICK=1 SAFELOAD_TEST_SPLIT_ONLY=1 ./$<
+test-tsan: tsan-run-test_load tsan-run-test_device tsan-run-split
 
 # The Win32 code (CreateFileW, ReadFile, SRWLOCK, CreateThread, MoveFileExW) built with
 # mingw-w64 and run under wine; without either, make test's summary says which is missing.
@@ -423,8 +432,9 @@ test-parts: $(TEST_PARTS)
 
 # ---- fuzzing ---------------------------------------------------------------------------------
 FUZZ_SECONDS ?= 60
+# headers of 64 bytes and up are parsed in parts, each checked against the one-thread parse
 $(BUILD)/fuzz/fuzz_parse: tests/fuzz_parse.c $(HDR) | $(BUILD)/fuzz
-	$(CLANG) $(STD) -O1 -g -fsanitize=fuzzer,address,undefined -I. $< -o $@ $(LDLIBS)
+	$(CLANG) $(STD) -O1 -g -fsanitize=fuzzer,address,undefined -DSAFELOAD_PARSE_SPLIT_MIN=64 -I. $< -o $@ $(LDLIBS)
 
 corpus: $(BUILD)/test_format $(CLI) | $(BUILD)/fuzz
 	mkdir -p $(BUILD)/fuzz/corpus

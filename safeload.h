@@ -237,6 +237,11 @@ typedef struct safeload_open_desc {
     safeload_allocator allocator;
     uint64_t hash_seed;                 /* 0 = a per-file seed from address and time; in a
                                            model desc it seeds the model's table too */
+    int threads;                        /* a header of 1 MiB and up (~10,000 tensors) is read
+                                           and parsed in parts on up to this many threads (at
+                                           most 8); 0 = default (safeload_default_threads), 1 =
+                                           the calling thread only. A caller's reader is always
+                                           read on the calling thread. */
 } safeload_open_desc;
 
 typedef struct safeload_tensor {
@@ -1895,6 +1900,48 @@ SL__MAYBE_UNUSED static sl__tid sl__tid_self(void) { return pthread_self(); }
 SL__MAYBE_UNUSED static int sl__tid_eq(sl__tid a, sl__tid b) { return pthread_equal(a, b); }
 #endif
 
+#if !defined(SAFELOAD_NO_THREADS)
+static void sl__pool_main(safeload_pool *p, int id);    /* section 5a */
+
+/* what a started thread runs: pool worker `id`, or run(ctx) when run is set (an async job) */
+typedef struct sl__pool_arg {
+    safeload_pool *pool;
+    int id;
+    int has_tid;
+    sl__tid tid;
+    void (*run)(void *ctx);
+    void *ctx;
+} sl__pool_arg;
+
+#  if defined(SL__WINDOWS)
+static DWORD WINAPI sl__thread_entry(LPVOID arg) {
+    sl__pool_arg *a = (sl__pool_arg *)arg;
+    if (a->run) a->run(a->ctx);
+    else sl__pool_main(a->pool, a->id);
+    return 0;
+}
+static int sl__thread_start(sl__thread *t, sl__pool_arg *arg) {
+    *t = CreateThread(NULL, 0, sl__thread_entry, arg, 0, NULL);
+    return *t ? 0 : -1;
+}
+static void sl__thread_join(sl__thread t) {
+    WaitForSingleObject(t, INFINITE);
+    CloseHandle(t);
+}
+#  else
+static void *sl__thread_entry(void *arg) {
+    sl__pool_arg *a = (sl__pool_arg *)arg;
+    if (a->run) a->run(a->ctx);
+    else sl__pool_main(a->pool, a->id);
+    return NULL;
+}
+static int sl__thread_start(sl__thread *t, sl__pool_arg *arg) {
+    return pthread_create(t, NULL, sl__thread_entry, arg);
+}
+static void sl__thread_join(sl__thread t) { pthread_join(t, NULL); }
+#  endif
+#endif
+
 /* ---- 1d. CPU features (used by the cast kernels' dispatch) ---- */
 
 /* Feature word: which cast paths this CPU and OS can run, plus the SAFELOAD_SIMD override.
@@ -2626,6 +2673,9 @@ struct safeload_file {
     int map_lock_ok;
     const unsigned char *map;   /* lazily created read-only mapping (file sources) */
     void *map_handle;
+    int threads;                /* the open desc's: how many threads may parse the header */
+    unsigned char **parts;      /* a header parsed in parts: parts 1.. were read into these */
+    size_t n_parts;
 };
 
 /* ---- 2d. UTF-8 (the reference checks all N header bytes, padding included) ---- */
@@ -2700,6 +2750,12 @@ typedef struct sl__jp {
     const char *cur;  size_t cur_len;   /* the tensor or metadata key being parsed, for errors */
     const char *cur_in;                 /* NULL, or " in <where>" when cur is a metadata key: the
                                            messages about it end so */
+    /* a part of a split header (sl__parse_split): start is header byte `base`; split: the
+       part ends where the next one's first key starts (landed: it got there, at the top
+       level); no_meta: a __metadata__ key fails the part (the whole header then parses on
+       one thread, which words every error) */
+    uint64_t base;
+    int split, landed, no_meta;
 } sl__jp;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -2707,7 +2763,7 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static safeload_result sl__jfail(sl__jp *j, const unsigned char *at, const char *fmt, ...) {
     va_list ap;
-    uint64_t off = 8 + (uint64_t)((at > j->end ? j->end : at) - j->start);
+    uint64_t off = 8 + j->base + (uint64_t)((at > j->end ? j->end : at) - j->start);
     char msg[200];
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -3462,26 +3518,17 @@ static safeload_result sl__jmetadata(sl__jp *j, unsigned char *kp) {
     }
 }
 
-/* The whole header: optional whitespace, one object, optional whitespace. */
-static safeload_result sl__jheader(sl__jp *j) {
+/* The top-level object's members from the first key at p, its closing brace and the
+   whitespace after it. A split part (j->split) stops instead where its bytes end, when that is
+   where a key would start. */
+static safeload_result sl__jmembers(sl__jp *j, unsigned char *p) {
     safeload_result r;
-    unsigned char *p = j->start;
-    SL__WS(p);
-    if (*p != '{') {
-        if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
-        if (*p == '[' || *p == '"' || *p == 't' || *p == 'f' || *p == 'n' || *p == '-' ||
-            SL__ISDIGIT(*p))
-            return sl__jfail(j, p, "invalid type: %s, expected struct HashMetadata",
-                             sl__jkind(*p));
-        return sl__junexpected(j, p, "a value");
-    }
-    p++;
-    SL__WS(p);
-    if (*p != '}') for (;;) {
+    for (;;) {
         char *key;
         size_t klen;
         int nul = 0;
         unsigned char *kp = p;
+        if (j->split && p == j->end) { j->landed = 1; return SAFELOAD_OK; }
         if (*p != '"') {
             if (p >= j->end) return sl__jfail(j, p, "EOF while parsing an object");
             return sl__jfail(j, p, "key must be a string");
@@ -3495,6 +3542,7 @@ static safeload_result sl__jheader(sl__jp *j) {
         SL__WS(p);
         j->p = p;
         if (klen == 12 && memcmp(key, "__metadata__", 12) == 0) {
+            if (j->no_meta) return sl__jfail(j, kp, "__metadata__ in a split part");
             if ((r = sl__jmetadata(j, kp)) != SAFELOAD_OK) return r;
         } else {
             sl__entry *e;
@@ -3508,7 +3556,7 @@ static safeload_result sl__jheader(sl__jp *j) {
             e->name = key;
             e->name_len = klen;
             e->index = (size_t)nul;
-            e->header_offset = 8 + (uint64_t)(kp - j->start);
+            e->header_offset = 8 + j->base + (uint64_t)(kp - j->start);
             j->cur = key;               /* errors inside the entry name the tensor */
             j->cur_len = klen;
             j->cur_in = NULL;
@@ -3527,6 +3575,27 @@ static safeload_result sl__jheader(sl__jp *j) {
         if (*p == '}') break;
         return sl__junexpected(j, p, "`,` or `}`");
     }
+    p++;
+    SL__WS(p);
+    if (p < j->end) return sl__jfail(j, p, "trailing characters");
+    return SAFELOAD_OK;
+}
+
+/* The whole header: optional whitespace, one object, optional whitespace. */
+static safeload_result sl__jheader(sl__jp *j) {
+    unsigned char *p = j->start;
+    SL__WS(p);
+    if (*p != '{') {
+        if (p >= j->end) return sl__jfail(j, p, "EOF while parsing a value");
+        if (*p == '[' || *p == '"' || *p == 't' || *p == 'f' || *p == 'n' || *p == '-' ||
+            SL__ISDIGIT(*p))
+            return sl__jfail(j, p, "invalid type: %s, expected struct HashMetadata",
+                             sl__jkind(*p));
+        return sl__junexpected(j, p, "a value");
+    }
+    p++;
+    SL__WS(p);
+    if (*p != '}') return sl__jmembers(j, p);
     p++;
     SL__WS(p);
     if (p < j->end) return sl__jfail(j, p, "trailing characters");
@@ -4025,9 +4094,220 @@ static void sl__file_free(safeload_file *f) {
     sl__free(&a, f->dims);
     sl__free(&a, f->meta);
     sl__free(&a, f->header);
+    while (f->n_parts) sl__free(&a, f->parts[--f->n_parts]);
+    sl__free(&a, f->parts);
     sl__free(&a, f->path);
     sl__free(&a, f);
 }
+
+/* ---- a large header on several threads ----
+   A header of SAFELOAD_PARSE_SPLIT_MIN bytes or more (a checkpoint of ~10,000 tensors and up)
+   is cut into parts at `},"` (an entry's end, a comma, the next key) found just after each
+   part's even share, and each part is read and parsed on a thread of its own into arrays of
+   its own; the first is parsed here, in the header buffer. The cut is a guess, since those
+   three bytes can sit inside a string, so a part counts only when the part before it ended
+   exactly where it starts, at the top level. Any doubt (a guess that missed, a part with
+   __metadata__, an error, a full array, a thread that did not start) and the whole header is
+   read again and parsed on this thread: every error, offset and message is the one-thread
+   parse's. */
+#if !defined(SAFELOAD_PARSE_SPLIT_MIN)
+#  define SAFELOAD_PARSE_SPLIT_MIN ((uint64_t)1 << 20)
+#endif
+#define SL__SPLIT_MAX 8                 /* parts at most */
+#define SL__SPLIT_SCAN 65536            /* how far past its even share a part's start is sought */
+
+#if !defined(SAFELOAD_NO_THREADS)
+typedef struct sl__part {
+    const safeload_file *f;
+    uint64_t at, len;                   /* header bytes [at, at + len) */
+    unsigned char *buf;                 /* len + SL__PAD bytes, the part's own */
+    sl__jp j;                           /* arrays sized up front: the part never allocates */
+    uint64_t *hashes;
+    sl__entry *dst;                     /* the whole header's array (part 0's, for now) */
+    size_t dst_cap;
+    safeload_error err;                 /* a part's error is only a reason to redo the header */
+    safeload_result r;
+    sl__thread th;
+    sl__pool_arg arg;
+    int started;
+} sl__part;
+
+/* what a part's arrays grow with: nothing (a part that outgrows them is redone) */
+static void *sl__no_alloc(void *u, size_t n) { SL__UNUSED(u); SL__UNUSED(n); return NULL; }
+static void *sl__no_realloc(void *u, void *p, size_t o, size_t n) {
+    SL__UNUSED(u); SL__UNUSED(p); SL__UNUSED(o); SL__UNUSED(n);
+    return NULL;
+}
+static void sl__no_free(void *u, void *p) { SL__UNUSED(u); SL__UNUSED(p); }
+static const safeload_allocator sl__refuse = { sl__no_alloc, sl__no_realloc, sl__no_free, NULL };
+
+static void sl__part_run(void *ctx) {
+    sl__part *pt = (sl__part *)ctx;
+    size_t i;
+    sl__prefault(pt->buf, (size_t)pt->len);
+    pt->r = sl__source_read(&pt->f->src, pt->f->path, 8 + pt->at, pt->buf, (size_t)pt->len,
+                            &pt->err, NULL);
+    if (pt->r != SAFELOAD_OK) return;
+    memset(pt->buf + pt->len, 0, SL__PAD);
+    pt->r = sl__jmembers(&pt->j, pt->buf);
+    if (pt->r == SAFELOAD_OK && pt->j.split && !pt->j.landed) pt->r = SAFELOAD_INVALID_JSON;
+    if (pt->r != SAFELOAD_OK) return;
+    for (i = 0; i < pt->j.n_ents; i++)
+        pt->hashes[i] = sl__hash(pt->j.ents[i].name, pt->j.ents[i].name_len, pt->f->k0,
+                                 pt->f->k1);
+    /* where these entries will likely go in the whole array, were the entries before this part
+       as dense as its own: faulted in here rather than by the copy (a guess, only ever a
+       populate, which leaves the bytes alone: memory part 0 writes, or that it freed, is
+       safe to give it) */
+    if (pt->dst && pt->j.n_ents) {
+        uint64_t est = pt->at / pt->len * pt->j.n_ents + pt->at % pt->len * pt->j.n_ents / pt->len;
+        uint64_t lo = est - est / 8, hi = SL__MIN(est + pt->j.n_ents + pt->j.n_ents / 8 + 1,
+                                                  (uint64_t)pt->dst_cap);
+        if (lo < hi) sl__prefault(pt->dst + lo, (size_t)(hi - lo) * sizeof(sl__entry));
+    }
+}
+
+/* Where part k (k >= 1) of an n-byte header starts: the byte after the first `},` at or past
+   its even share, when a `"` follows and that lies past `after`; 0: nowhere. */
+static uint64_t sl__part_start(const safeload_file *f, uint64_t n, size_t k, size_t parts,
+                               uint64_t after, unsigned char *win) {
+    uint64_t m = n / parts * k + n % parts * k / parts, w = SL__MIN(n - m, (uint64_t)SL__SPLIT_SCAN);
+    size_t i;
+    if (w < 3 || sl__source_read(&f->src, f->path, 8 + m, win, (size_t)w, NULL, NULL))
+        return 0;
+    for (i = 0; i + 2 < w; i++)
+        if (win[i] == '}' && win[i + 1] == ',' && win[i + 2] == '"')
+            return m + i + 2 > after ? m + i + 2 : 0;
+    return 0;
+}
+
+static void sl__parts_free(const safeload_allocator *a, sl__part *pt, size_t n, int keep_bufs) {
+    size_t k;
+    for (k = 0; k < n; k++) {
+        if (!keep_bufs) sl__free(a, pt[k].buf);
+        sl__free(a, pt[k].j.ents);
+        sl__free(a, pt[k].j.dims);
+        sl__free(a, pt[k].hashes);
+    }
+    sl__free(a, pt);
+}
+
+/* The header's JSON (j set up for the whole of it, f->header allocated, nothing read yet),
+   in parts. 1: done, j holds every entry as the one-thread parse would and *hashes their
+   names' hashes; 0: not split (the caller reads and parses the header itself). */
+static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
+    const safeload_allocator *a = &f->alloc;
+    uint64_t n = f->header_len, q[SL__SPLIT_MAX + 1];
+    size_t parts, k, i, n0, total, cap;
+    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok;
+    unsigned char *win;
+    sl__part *pt;
+    safeload_error e0, *err0 = j->err;
+    *hashes = NULL;
+    if (n < (uint64_t)SAFELOAD_PARSE_SPLIT_MIN || threads < 2 || f->src.kind == SL__SRC_READER)
+        return 0;                       /* a caller's reader may not take calls from threads */
+    /* parts of half the threshold at least */
+    parts = (size_t)SL__MIN((uint64_t)SL__MIN(threads, SL__SPLIT_MAX),
+                            n / SL__MAX((uint64_t)SAFELOAD_PARSE_SPLIT_MIN / 2, (uint64_t)1));
+    if (parts < 2) return 0;
+    if (!(win = (unsigned char *)sl__malloc(a, SL__SPLIT_SCAN))) return 0;
+    q[0] = 0;
+    for (k = 1, i = 1; k < parts; k++)              /* parts whose start was found */
+        if ((q[i] = sl__part_start(f, n, k, parts, q[i - 1], win)) != 0) i++;
+    sl__free(a, win);
+    parts = i;
+    q[parts] = n;
+    if (parts < 2) return 0;
+    pt = (sl__part *)sl__calloc(a, parts - 1, sizeof *pt);
+    if (!pt) return 0;
+    for (k = 1, ok = 1; k < parts && ok; k++) {     /* every part's memory, before any runs */
+        sl__part *p = &pt[k - 1];
+        p->f = f;
+        p->at = q[k];
+        p->len = q[k + 1] - q[k];
+        p->buf = (unsigned char *)sl__malloc(a, (size_t)p->len + SL__PAD);
+        p->j.cap_ents = (size_t)(p->len / 64) + 4;
+        p->j.cap_dims = (size_t)(p->len / 32) + 8;
+        p->j.ents = (sl__entry *)sl__malloc_n(a, p->j.cap_ents, sizeof(sl__entry));
+        p->j.dims = (uint64_t *)sl__malloc_n(a, p->j.cap_dims, sizeof(uint64_t));
+        p->hashes = (uint64_t *)sl__malloc_n(a, p->j.cap_ents, sizeof(uint64_t));
+        ok = p->buf && p->j.ents && p->j.dims && p->hashes;
+        p->j.start = p->buf;
+        p->j.end = p->buf + p->len;
+        p->j.base = p->at;
+        p->j.path = f->path;
+        p->j.err = &p->err;
+        p->j.alloc = &sl__refuse;
+        p->j.split = k + 1 < parts;     /* the last part ends the header */
+        p->j.no_meta = 1;
+        p->dst = j->ents;
+        p->dst_cap = j->cap_ents;
+    }
+    for (k = 1; k < parts && ok; k++) {
+        sl__part *p = &pt[k - 1];
+        p->arg.run = sl__part_run;
+        p->arg.ctx = p;
+        p->started = sl__thread_start(&p->th, &p->arg) == 0;
+        ok = p->started;
+    }
+    /* part 0, here, in the header buffer: it ends where part 1 starts (zeros there, as at a
+       header's end, so nothing past it is read); its errors are only a reason to redo */
+    if (ok) {
+        j->end = f->header + q[1];
+        j->split = 1;
+        j->err = &e0;
+        memset(f->header + q[1], 0, SL__PAD);
+        sl__prefault(f->header, (size_t)q[1]);
+        ok = sl__source_read(&f->src, f->path, 8, f->header, (size_t)q[1], &e0, NULL) ==
+                 SAFELOAD_OK &&
+             sl__jheader(j) == SAFELOAD_OK && j->landed;
+    }
+    n0 = j->n_ents;
+    for (k = 1, cap = n0 + 1; k < parts; k++) cap += pt[k - 1].j.cap_ents;
+    if (ok && (*hashes = (uint64_t *)sl__malloc_n(a, cap, sizeof(uint64_t))) != NULL)
+        for (i = 0; i < n0; i++) (*hashes)[i] = sl__hash(j->ents[i].name, j->ents[i].name_len,
+                                                         f->k0, f->k1);
+    for (k = 1; k < parts; k++)
+        if (pt[k - 1].started) sl__thread_join(pt[k - 1].th);
+    ok = ok && *hashes;
+    for (k = 1, total = n0; k < parts && ok; k++) {
+        ok = pt[k - 1].r == SAFELOAD_OK;
+        total += pt[k - 1].j.n_ents;
+    }
+    ok = ok && total < (size_t)UINT32_MAX - 1 &&
+         sl__grow(a, (void **)&j->ents, &j->cap_ents, total + 1, sizeof(sl__entry)) &&
+         (f->parts = (unsigned char **)sl__calloc(a, parts - 1, sizeof *f->parts)) != NULL;
+    for (k = 1; k < parts && ok; k++) {
+        sl__part *p = &pt[k - 1];
+        ok = sl__grow(a, (void **)&j->dims, &j->cap_dims, j->n_dims + p->j.n_dims + 1,
+                      sizeof(uint64_t));
+        if (!ok) break;
+        for (i = 0; i < p->j.n_ents; i++) {
+            sl__entry *e = &j->ents[j->n_ents + i];
+            *e = p->j.ents[i];
+            e->numel += j->n_dims;      /* parse state: where its dims start */
+            (*hashes)[j->n_ents + i] = p->hashes[i];
+        }
+        if (p->j.n_dims) memcpy(j->dims + j->n_dims, p->j.dims, p->j.n_dims * sizeof(uint64_t));
+        j->n_ents += p->j.n_ents;
+        j->n_dims += p->j.n_dims;
+        f->parts[f->n_parts++] = p->buf;            /* the names point into it */
+    }
+    if (!ok) {
+        while (f->n_parts) f->n_parts--;            /* the buffers are freed below */
+        sl__free(a, f->parts);
+        f->parts = NULL;
+        sl__free(a, *hashes);
+        *hashes = NULL;
+    }
+    sl__parts_free(a, pt, parts - 1, ok);
+    /* back to the whole header, for the caller's redo (or the checks after the JSON) */
+    j->end = f->header + n;
+    j->split = j->landed = 0;
+    j->err = err0;
+    return ok;
+}
+#endif
 
 static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     sl__jp j;
@@ -4059,10 +4339,6 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     f->data_offset = 8 + n;
     f->header = (unsigned char *)sl__malloc(a, (size_t)n + SL__PAD);
     if (!f->header) return SL__OOM(err, path);
-    memset(f->header + n, 0, SL__PAD);
-    sl__prefault(f->header, (size_t)n);
-    if ((r = sl__source_read(&f->src, path, 8, f->header, (size_t)n, err, NULL)) != SAFELOAD_OK)
-        return r;
 
     /* 4 and 5: UTF-8 and JSON in one pass. Strings are checked as they are scanned and
        everything outside them must be ASCII JSON, so a header that parses is valid UTF-8.
@@ -4077,7 +4353,25 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     /* a tensor entry takes >= 48 header bytes: size the arrays once for typical headers */
     sl__grow(a, (void **)&j.ents, &j.cap_ents, (size_t)(n / 64) + 4, sizeof(sl__entry));
     sl__grow(a, (void **)&j.dims, &j.cap_dims, (size_t)(n / 32) + 8, sizeof(uint64_t));
-    r = sl__jheader(&j);
+#if !defined(SAFELOAD_NO_THREADS)
+    if (sl__parse_split(f, &j, &hashes)) {
+        r = SAFELOAD_OK;
+    } else
+#endif
+    {
+        /* on one thread (also the redo of a split that failed: from the file's bytes) */
+        j.n_ents = j.n_dims = j.n_meta = j.cap_meta = 0;
+        sl__free(a, j.meta);            /* (its two arrays' sizes may differ after an OOM) */
+        sl__free(a, j.meta_pos);
+        j.meta = NULL;
+        j.meta_pos = NULL;
+        j.seen_meta = j.has_meta = 0;
+        j.cur = NULL;
+        memset(f->header + n, 0, SL__PAD);
+        sl__prefault(f->header, (size_t)n);
+        r = sl__source_read(&f->src, path, 8, f->header, (size_t)n, err, NULL);
+        if (r == SAFELOAD_OK) r = sl__jheader(&j);
+    }
     f->dims = j.dims;
     f->meta = j.meta;
     f->meta_count = j.n_meta;
@@ -4101,10 +4395,13 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
                      kv->key_len, "metadata key appears twice");
         goto done;
     }
-    hashes = (uint64_t *)sl__malloc(a, (j.n_ents + 1) * sizeof(uint64_t));
+    if (!hashes) {                      /* (a split parse hashed the names as it went) */
+        hashes = (uint64_t *)sl__malloc(a, (j.n_ents + 1) * sizeof(uint64_t));
+        if (hashes)
+            for (i = 0; i < j.n_ents; i++) hashes[i] = sl__hash(j.ents[i].name,
+                                                                j.ents[i].name_len, f->k0, f->k1);
+    }
     if (!hashes || !sl__table_init(&f->names, j.n_ents, a)) { r = SL__OOM(err, path); goto done; }
-    for (i = 0; i < j.n_ents; i++) hashes[i] = sl__hash(j.ents[i].name, j.ents[i].name_len,
-                                                        f->k0, f->k1);
     for (i = 0; i < j.n_ents; i++) {
         sl__entry *e = &j.ents[i];
         /* the table is bigger than the caches: fetch slots a few inserts ahead */
@@ -4209,6 +4506,7 @@ static safeload_result sl__file_new(safeload_file **out, const char *label,
     f->path = (char *)sl__malloc(&a, n + 1);
     if (!f->path) { sl__free(&a, f); return SL__OOM(err, label); }
     memcpy(f->path, label, n + 1);
+    f->threads = desc ? desc->threads : 0;
     f->k0 = desc && desc->hash_seed ? desc->hash_seed : sl__entropy(f);
     f->k1 = sl__entropy(&f->k0) ^ 0x5bd1e995u;
     if (desc && desc->hash_seed) f->k1 = desc->hash_seed * 0x9E3779B97F4A7C15ULL + 1;
@@ -6620,16 +6918,6 @@ typedef struct sl__pool_user { sl__tid tid; struct sl__pool_user *next; } sl__po
 #endif
 
 #if !defined(SAFELOAD_NO_THREADS)
-/* what a started thread runs: pool worker `id`, or run(ctx) when run is set (an async job) */
-typedef struct sl__pool_arg {
-    safeload_pool *pool;
-    int id;
-    int has_tid;
-    sl__tid tid;
-    void (*run)(void *ctx);
-    void *ctx;
-} sl__pool_arg;
-
 static void sl__pool_main(safeload_pool *p, int id) {
     uint64_t seen = 0;
     sl__mutex_lock(&p->mu);
@@ -6650,34 +6938,6 @@ static void sl__pool_main(safeload_pool *p, int id) {
     }
     sl__mutex_unlock(&p->mu);
 }
-
-#  if defined(SL__WINDOWS)
-static DWORD WINAPI sl__thread_entry(LPVOID arg) {
-    sl__pool_arg *a = (sl__pool_arg *)arg;
-    if (a->run) a->run(a->ctx);
-    else sl__pool_main(a->pool, a->id);
-    return 0;
-}
-static int sl__thread_start(sl__thread *t, sl__pool_arg *arg) {
-    *t = CreateThread(NULL, 0, sl__thread_entry, arg, 0, NULL);
-    return *t ? 0 : -1;
-}
-static void sl__thread_join(sl__thread t) {
-    WaitForSingleObject(t, INFINITE);
-    CloseHandle(t);
-}
-#  else
-static void *sl__thread_entry(void *arg) {
-    sl__pool_arg *a = (sl__pool_arg *)arg;
-    if (a->run) a->run(a->ctx);
-    else sl__pool_main(a->pool, a->id);
-    return NULL;
-}
-static int sl__thread_start(sl__thread *t, sl__pool_arg *arg) {
-    return pthread_create(t, NULL, sl__thread_entry, arg);
-}
-static void sl__thread_join(sl__thread t) { pthread_join(t, NULL); }
-#  endif
 #endif
 
 SL__DEF int safeload_default_threads(void) {
@@ -7417,6 +7677,7 @@ static safeload_result sl__index_open_shards(sl__index_open *x, safeload_error *
     const sl__index *ix = &m->index;
     const safeload_model_desc *desc = x->desc;
     const char *path = x->path;
+    safeload_open_desc plain;
     size_t i, k, n_names = x->n_names;
     safeload_pool *pool, *tmp_pool = NULL;
     int workers, kind;
@@ -7434,14 +7695,17 @@ static safeload_result sl__index_open_shards(sl__index_open *x, safeload_error *
     job.files = m->shards;
     job.n = n_names;
     job.fail_at = n_names;
-    job.open = &desc->open;
+    /* several shards parse side by side: each header on one thread */
+    plain = desc->open;
+    if (n_names > 1) plain.threads = 1;
+    job.open = &plain;
     job.dir_len = x->dlen;
     job.confine = (desc->flags & SAFELOAD_MODEL_CONFINE) != 0;
     m->n_shards = n_names;              /* the ones not opened stay NULL */
     if (sl__mutex_init(&job.mu) != 0)
         return sl__fail(err, SAFELOAD_THREAD_ERROR, path, SAFELOAD_NO_OFFSET, NULL, 0,
                         "cannot create a mutex");
-    job.locked = desc->open;
+    job.locked = plain;
     job.locked.allocator.alloc = sl__locked_alloc;
     job.locked.allocator.realloc = desc->open.allocator.realloc ? sl__locked_realloc : NULL;
     job.locked.allocator.free = sl__locked_free;
@@ -7704,6 +7968,7 @@ SL__DEF safeload_result safeload_model_open(safeload_model **out, const char *pa
         r = sl__model_open_index(m, target, &dd, err);
     } else if (r == SAFELOAD_OK) {
         m->shards = (safeload_file **)sl__calloc(&m->alloc, 1, sizeof *m->shards);
+        if (!dd.open.threads) dd.open.threads = dd.threads;   /* its header, in parts */
         r = m->shards ? safeload_open(&m->shards[0], target, &dd.open, err) : SL__OOM(err, path);
         if (r == SAFELOAD_OK) {
             m->n_shards = 1;

@@ -1,5 +1,5 @@
-/* bench_parse: parse + validate + index a 100,000-tensor header, median of several runs, one
-   thread: once with MoE-style names (model.layers.{i}.mlp.experts.{j}.gate_proj.weight, about
+/* bench_parse: parse + validate + index a 100,000-tensor header, median of several runs, on one
+   thread and in parts on the default threads (interleaved): once with MoE-style names (model.layers.{i}.mlp.experts.{j}.gate_proj.weight, about
    11 MB of header) and once with short names (layers.{i}.e{j}.w{k}, about 8 MB). The MoE
    tensors are also opened as a model: as the one file, and as 8 shards with an index.
    Usage: bench_parse [tensors] [runs] */
@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
 }
 
 static int bench(size_t n, int runs, int short_names) {
-    int i;
+    int i, t;
     safeload_save_tensor *ts = (safeload_save_tensor *)calloc(n, sizeof *ts);
     char *names = (char *)malloc(n * 64);
     static const uint64_t shape[2] = {4, 2};
@@ -28,6 +28,8 @@ static int bench(size_t n, int runs, int short_names) {
     void *file;
     size_t size, k;
     double *ms = (double *)malloc(sizeof(double) * (size_t)runs), med;
+    double *ms1 = (double *)malloc(sizeof(double) * (size_t)runs);
+    safeload_open_desc od;
     safeload_error e;
     safeload_file *f;
     const char *path = short_names ? "build/bench_parse_short.safetensors"
@@ -65,39 +67,41 @@ static int bench(size_t n, int runs, int short_names) {
                (bu_now() - t0) * 1e3);
         safeload_close(f);
     }
-    for (i = 0; i < runs; i++) {
-        double t0 = bu_now();
-        if (safeload_open_memory(&f, file, size, NULL, &e) != SAFELOAD_OK) {
-            fprintf(stderr, "open: %s\n", e.message);
-            return 1;
+    /* one thread (desc.threads = 1) and the default (the header in parts on up to
+       safeload_default_threads()), interleaved */
+    for (t = 0; t < 2; t++) {
+        double one = 0;
+        for (i = 0; i < 2 * runs; i++) {
+            double t0;
+            int th = (i + t) % 2;                   /* this round's: 0 one thread, 1 default */
+            memset(&od, 0, sizeof od);
+            od.threads = th ? 0 : 1;
+            t0 = bu_now();
+            if ((t ? safeload_open(&f, path, &od, &e)
+                   : safeload_open_memory(&f, file, size, &od, &e)) != SAFELOAD_OK) {
+                fprintf(stderr, "open: %s\n", e.message);
+                return 1;
+            }
+            (th ? ms : ms1)[i / 2] = (bu_now() - t0) * 1e3;
+            if (safeload_tensor_count(f) != n) { fprintf(stderr, "count mismatch\n"); return 1; }
+            safeload_close(f);
         }
-        ms[i] = (bu_now() - t0) * 1e3;
-        if (safeload_tensor_count(f) != n) { fprintf(stderr, "count mismatch\n"); return 1; }
-        safeload_close(f);
-    }
-    med = bu_median(ms, runs);
-    {
-        const unsigned char *b = (const unsigned char *)file;
-        uint64_t hn = 0;
-        for (k = 0; k < 8; k++) hn |= (uint64_t)b[k] << (8 * k);
-        printf("parse %zu-tensor header (%.2f MB, %s names): median %.2f ms over %d runs, %.0f MB/s, "
-               "%.1f ns/tensor (memory source)\n", n, (double)hn / 1e6, short_names ? "short" : "MoE", med, runs,
-               (double)hn / 1e6 / (med / 1e3), med * 1e6 / (double)n);
-    }
-    for (i = 0; i < runs; i++) {
-        double t0 = bu_now();
-        if (safeload_open(&f, path, NULL, &e) != SAFELOAD_OK) {
-            fprintf(stderr, "open: %s\n", e.message);
-            return 1;
+        one = bu_median(ms1, runs);
+        med = bu_median(ms, runs);
+        {
+            const unsigned char *b = (const unsigned char *)file;
+            uint64_t hn = 0;
+            for (k = 0; k < 8; k++) hn |= (uint64_t)b[k] << (8 * k);
+            printf("parse %zu-tensor header (%.2f MB, %s names, %s source), medians over %d runs:\n"
+                   "  1 thread %.2f ms (%.0f MB/s, %.1f ns/tensor); default threads (%d, in parts) "
+                   "%.2f ms = %.2fx\n", n, (double)hn / 1e6, short_names ? "short" : "MoE",
+                   t ? "file" : "memory", runs, one, (double)hn / 1e6 / (one / 1e3),
+                   one * 1e6 / (double)n, safeload_default_threads(), med, one / med);
         }
-        ms[i] = (bu_now() - t0) * 1e3;
-        safeload_close(f);
     }
-    printf("parse %zu-tensor header, file source (open + pread + parse): median %.2f ms\n", n,
-           bu_median(ms, runs));
     if (!short_names && bench_sharded(ts, n, runs, path)) return 1;
     safeload_free(file, NULL);
-    free(ts); free(names); free(ms);
+    free(ts); free(names); free(ms); free(ms1);
     if (!getenv("KEEP")) remove(path);
     return 0;
 }

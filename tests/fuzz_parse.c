@@ -35,15 +35,51 @@ static size_t fz_utf8_bad_at(const uint8_t *p, size_t n) {
     return n;
 }
 
+/* The same bytes parsed in parts (make fuzz builds this with a small
+   SAFELOAD_PARSE_SPLIT_MIN, so most inputs are cut) must give what one thread gives: the
+   same error, offset, tensor and message, or the same tensors. */
+static void fz_split_same(const uint8_t *data, size_t size, safeload_result r1,
+                          const safeload_error *e1, const safeload_file *f1) {
+    safeload_file *f2;
+    safeload_error e2;
+    safeload_open_desc od;
+    size_t i;
+    memset(&od, 0, sizeof od);
+    od.hash_seed = 0x1234;
+    od.threads = 3;
+    FZ_ASSERT(safeload_open_memory(&f2, data, size, &od, &e2) == r1);
+    if (r1 != SAFELOAD_OK) {
+        FZ_ASSERT(e2.code == e1->code && e2.offset == e1->offset);
+        FZ_ASSERT(strcmp(e2.message, e1->message) == 0 && strcmp(e2.tensor, e1->tensor) == 0);
+        return;
+    }
+    FZ_ASSERT(safeload_tensor_count(f2) == safeload_tensor_count(f1));
+    FZ_ASSERT(safeload_metadata_count(f2) == safeload_metadata_count(f1));
+    for (i = 0; i < safeload_tensor_count(f1); i++) {
+        const safeload_tensor *a = safeload_tensor_at(f1, i), *b = safeload_tensor_at(f2, i);
+        FZ_ASSERT(a->name_len == b->name_len && memcmp(a->name, b->name, a->name_len) == 0);
+        FZ_ASSERT(a->dtype == b->dtype && a->rank == b->rank && a->begin == b->begin &&
+                  a->end == b->end && a->header_offset == b->header_offset);
+        FZ_ASSERT(!a->rank || memcmp(a->shape, b->shape, a->rank * sizeof(uint64_t)) == 0);
+    }
+    for (i = 0; i < safeload_metadata_count(f1); i++)
+        FZ_ASSERT(strcmp(safeload_metadata_at(f1, i)->key, safeload_metadata_at(f2, i)->key) == 0);
+    safeload_close(f2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     safeload_file *f;
     safeload_error e;
     safeload_open_desc od;
+    safeload_result r;
     size_t i, n;
     uint64_t end = 0;
     memset(&od, 0, sizeof od);
     od.hash_seed = 0x1234;
-    if (safeload_open_memory(&f, data, size, &od, &e) != SAFELOAD_OK) {
+    od.threads = 1;
+    r = safeload_open_memory(&f, data, size, &od, &e);
+    fz_split_same(data, size, r, &e, f);
+    if (r != SAFELOAD_OK) {
         FZ_ASSERT(e.code != SAFELOAD_OK && safeload_result_id(e.code)[0] != 'U');
         /* a file that starts like another format (pickle, ZIP, GGUF, ...) is named as such */
         if (size >= 8 && e.code != SAFELOAD_NOT_SAFETENSORS) {   /* past the length checks, UTF-8 comes first */

@@ -1829,6 +1829,172 @@ static void test_scale(void) {
 }
 
 /* ---- random mutations of valid headers: never a crash, a consistent answer ------------ */
+/* ---- a large header parsed in parts (safeload_open_desc.threads) ------------------------
+   Headers of SAFELOAD_PARSE_SPLIT_MIN bytes and up are cut at `},"` after each part's even
+   share and parsed on several threads; any doubt and the whole header is parsed again on one
+   thread. Whatever the bytes, the result must be the one-thread parse's: the same tensors in
+   the same order, or the same error id, offset, tensor and message. Mutations land next to the
+   cuts, and some put `},"` where it is not an entry's end (a name ending in "},", a nested
+   unknown field, a metadata value). */
+static size_t split_base(char *h, size_t cap, unsigned count) {
+    size_t len = (size_t)snprintf(h, cap, "{\"__metadata__\":{\"format\":\"pt\"}");
+    unsigned i, off = 0;
+    for (i = 0; i < count && len + 200 < cap; i++) {
+        unsigned d = 1 + i % 3;
+        len += (size_t)snprintf(h + len, cap - len,
+                                ",\"model.layers.%u.mlp.experts.%u.w%u\":{\"dtype\":\"BF16\","
+                                "\"shape\":[%u],\"data_offsets\":[%u,%u]}",
+                                i / 64, i % 64, i % 3, d, off, off + 2 * d);
+        off += 2 * d;
+    }
+    h[len++] = '}';
+    h[len] = 0;
+    return len;
+}
+
+/* where the data of split_base's header ends (its last data_offsets) */
+static uint64_t split_data_len(const char *h, size_t len) {
+    static const char key[] = "\"data_offsets\":[";
+    size_t i, kl = sizeof key - 1;
+    uint64_t end = 0;
+    for (i = 0; i + kl < len; i++)
+        if (h[i] == '"' && memcmp(h + i, key, kl) == 0) {
+            const char *c = (const char *)memchr(h + i + kl, ',', len - i - kl);
+            uint64_t e = c ? strtoull(c + 1, NULL, 10) : 0;
+            if (e > end) end = e;
+            i += kl;
+        }
+    return end;
+}
+
+/* opens the image with `threads` and returns the result; err and *f as safeload_open gives */
+static safeload_result split_open(const unsigned char *img, size_t n, int threads,
+                                  safeload_file **f, safeload_error *err) {
+    safeload_open_desc d;
+    memset(&d, 0, sizeof d);
+    d.threads = threads;
+    d.hash_seed = 42;
+    return safeload_open_memory(f, img, n, &d, err);
+}
+
+static int split_same(int line, const unsigned char *img, size_t n, int threads) {
+    safeload_file *a = NULL, *b = NULL;
+    safeload_error ea, eb;
+    safeload_result ra = split_open(img, n, 1, &a, &ea), rb = split_open(img, n, threads, &b, &eb);
+    int ok = ra == rb;
+    size_t i;
+    if (ok && ra != SAFELOAD_OK)
+        ok = ea.code == eb.code && ea.offset == eb.offset && strcmp(ea.message, eb.message) == 0 &&
+             strcmp(ea.tensor, eb.tensor) == 0;
+    if (ok && ra == SAFELOAD_OK) {
+        ok = safeload_tensor_count(a) == safeload_tensor_count(b) &&
+             safeload_metadata_count(a) == safeload_metadata_count(b);
+        for (i = 0; ok && i < safeload_tensor_count(a); i++) {
+            const safeload_tensor *x = safeload_tensor_at(a, i), *y = safeload_tensor_at(b, i);
+            ok = x->name_len == y->name_len && memcmp(x->name, y->name, x->name_len + 1) == 0 &&
+                 x->dtype == y->dtype && x->rank == y->rank && x->begin == y->begin &&
+                 x->end == y->end && x->header_offset == y->header_offset &&
+                 x->numel == y->numel && x->index == y->index &&
+                 (!x->rank || memcmp(x->shape, y->shape, x->rank * sizeof(uint64_t)) == 0) &&
+                 safeload_find(b, x->name) == y;
+        }
+    }
+    CHECK_MSG(ok, "line %d: %d threads differ from one: %d/%d %s | %s", line, threads, (int)ra,
+              (int)rb, ra ? ea.message : "", rb ? eb.message : "");
+    safeload_close(a);
+    safeload_close(b);
+    return ok;
+}
+
+static void test_split_parse(void) {
+    size_t cap = 3 << 20, len, n, it, parts, dlen, iters = getenv("SAFELOAD_TEST_QUICK") ? 60 : 400;
+    char *base = (char *)malloc(cap), *h = (char *)malloc(cap);
+    unsigned char *img;
+    int save = g_no_corpus, threads[] = { 2, 3, 8 }, t;
+    const char *plant[] = { "},", "\"a},\":1", "{\"x\":{},\"y\":2}", "},\"", "\\\"},\\\"",
+                            "}", ",", "\"", "__metadata__" };
+    g_no_corpus = 1;
+    len = split_base(base, cap, 18000);
+    dlen = (size_t)split_data_len(base, len);
+    CHECK_MSG(len >= ((size_t)1 << 20) + 65536, "the base header is %u bytes", (unsigned)len);
+    /* the header as written: the parts land, and every thread count agrees */
+    img = mkimg(base, len, NULL, dlen, &n);
+    for (t = 0; t < 3; t++) split_same(__LINE__, img, n, threads[t]);
+    {
+        safeload_file *f = NULL;
+        safeload_error e;
+        /* (the implementation is in this file: the parts are the file's to free) */
+        CHECK(split_open(img, n, 2, &f, &e) == SAFELOAD_OK && f &&
+              safeload_tensor_count(f) == 18000 && safeload_metadata_count(f) == 1);
+        CHECK_MSG(f && f->n_parts == 1, "2 threads: %u parts besides the first",
+                  f ? (unsigned)f->n_parts : 0u);
+        safeload_close(f);
+        CHECK(split_open(img, n, 8, &f, &e) == SAFELOAD_OK && f);
+        /* parts of half SAFELOAD_PARSE_SPLIT_MIN at least, 8 at most (each cut found) */
+        parts = (size_t)(len / SL__MAX((uint64_t)SAFELOAD_PARSE_SPLIT_MIN / 2, (uint64_t)1));
+        parts = parts > 8 ? 8 : parts;
+        CHECK_MSG(f && f->n_parts == parts - 1, "8 threads, a %u-byte header: %u parts besides "
+                  "the first, not %u", (unsigned)len, f ? (unsigned)f->n_parts : 0u,
+                  (unsigned)parts - 1);
+        safeload_close(f);
+        CHECK(split_open(img, n, 1, &f, &e) == SAFELOAD_OK && f && f->n_parts == 0);
+        safeload_close(f);
+    }
+    free(img);
+    /* __metadata__ in a later part: kept when it is the only one, refused when repeated
+       (also as null, which a part could take without allocating) */
+    for (t = 0; t < 3; t++) {
+        size_t at0 = t ? 0 : strlen("{\"__metadata__\":{\"format\":\"pt\"},");
+        size_t hl = 0;
+        safeload_file *f = NULL;
+        safeload_error e;
+        h[hl++] = '{';
+        memcpy(h + hl, base + at0, len - at0 - 1);   /* (t = 1: the first one stays) */
+        hl += len - at0 - 1;
+        hl += (size_t)sprintf(h + hl, ",\"__metadata__\":%s}", t == 2 ? "null" : "{\"late\":\"1\"}");
+        if (t) { memmove(h + 1, h + 2, hl - 2); hl--; }    /* "{{" -> "{" */
+        img = mkimg(h, hl, NULL, dlen, &n);
+        split_same(__LINE__, img, n, 2);
+        if (!t) {
+            CHECK(split_open(img, n, 2, &f, &e) == SAFELOAD_OK && f &&
+                  safeload_metadata_count(f) == 1 && safeload_tensor_count(f) == 18000);
+            CHECK(f && safeload_metadata_find(f, "late") &&
+                  strcmp(safeload_metadata_find(f, "late")->value, "1") == 0);
+        } else {
+            CHECK(split_open(img, n, 2, &f, &e) == SAFELOAD_INVALID_JSON &&
+                  strstr(e.message, "duplicate field `__metadata__`"));
+        }
+        safeload_close(f);
+        free(img);
+    }
+    for (it = 0; it < iters; it++) {
+        size_t hl = len, pos, m, nm = 1 + (size_t)(tu_rand64() % 2);
+        int k = 2 + (int)(tu_rand64() % 7);         /* next to part k's cut of 2..8 */
+        memcpy(h, base, len + 1);
+        for (m = 0; m < nm; m++) {
+            size_t share = hl / (size_t)k * (size_t)(1 + tu_rand64() % (uint64_t)(k - 1));
+            const char *s = plant[tu_rand64() % (sizeof plant / sizeof *plant)];
+            size_t sl = strlen(s);
+            int op = (int)(tu_rand64() % 4);
+            pos = share + (size_t)(tu_rand64() % 400);
+            if (pos >= hl) pos = hl - 1;
+            if (op == 0) h[pos] = "{}[]\":,0x\\"[tu_rand64() % 10];
+            else if (op == 1) { memmove(h + pos, h + pos + 1, hl - pos); hl--; }
+            else if (hl + sl + 1 < cap) {           /* plant a string there */
+                memmove(h + pos + sl, h + pos, hl - pos + 1);
+                memcpy(h + pos, s, sl);
+                hl += sl;
+            }
+        }
+        img = mkimg(h, hl, NULL, dlen, &n);
+        split_same(__LINE__, img, n, threads[it % 3]);
+        free(img);
+    }
+    g_no_corpus = save;
+    free(base);
+    free(h);
+}
+
 static void test_mutations(void) {
     const char *base[] = {
         "{\"__metadata__\":{\"format\":\"pt\",\"k\\u00e9\":\"v\\n\"},\"w\":{\"dtype\":\"F32\",\"shape\":[2,2],"
@@ -2344,6 +2510,10 @@ int main(void) {
     snprintf(g_tmp_path, sizeof g_tmp_path, "safeload_test_format_%u.safetensors",
              (unsigned)(tu_rand64() & 0xFFFFFF));
 #endif
+    if (getenv("SAFELOAD_TEST_SPLIT_ONLY")) {       /* (make test-tsan: the threaded part) */
+        test_split_parse();
+        return tu_finish("test_format (headers in parts)");
+    }
     test_header_length();
     test_header_limit();
     test_utf8();
@@ -2373,6 +2543,7 @@ int main(void) {
     test_json_more();
     test_scale();
     test_mutations();
+    test_split_parse();
     test_allocator();
     test_reader_misbehaving();
     test_os_words();
