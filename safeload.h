@@ -4155,10 +4155,10 @@ static void sl__part_run(void *ctx) {
     for (i = 0; i < pt->j.n_ents; i++)
         pt->hashes[i] = sl__hash(pt->j.ents[i].name, pt->j.ents[i].name_len, pt->f->k0,
                                  pt->f->k1);
-    /* where these entries will likely go in the whole array, were the entries before this part
-       as dense as its own: faulted in here rather than by the copy (a guess, only ever a
-       populate, which leaves the bytes alone: memory part 0 writes, or that it freed, is
-       safe to give it) */
+    /* where these entries will likely go in the whole array (were the entries before this
+       part as dense as its own), faulted in here rather than during the copy. A guess, and
+       only ever a populate, which leaves bytes alone: landing on entries part 0 is writing,
+       or on memory part 0 has since freed, does no harm. */
     if (pt->dst && pt->j.n_ents) {
         uint64_t est = pt->at / pt->len * pt->j.n_ents + pt->at % pt->len * pt->j.n_ents / pt->len;
         uint64_t lo = est - est / 8, hi = SL__MIN(est + pt->j.n_ents + pt->j.n_ents / 8 + 1,
@@ -8136,6 +8136,11 @@ struct safeload_arena {
 #define SL__WIN ((uint64_t)2 << 20)
 #define SL__PROBE_WINS 4                /* huge, 4 KiB, huge, 4 KiB */
 #define SL__VERDICT_BYTES (4 * SL__WIN)
+/* Two slow verdicts in a row switch to 4 KiB pages: one alone was a passing moment (host
+   compaction, another process's burst) in most loads that saw it where the host backs memory,
+   and a switch there cost 128 MiB of 4 KiB pages (docs/performance.md); a host that takes
+   memory back stays slow, and pays 8 MiB more of slow huge pages before the switch. */
+#define SL__STRIKES 2
 #ifndef SL__RECHECK_WINS                /* (the tests make it small) */
 #  define SL__RECHECK_WINS 64
 #endif
@@ -8161,6 +8166,7 @@ typedef struct sl__pages {
     int monitor;                        /* AUTO on huge pages: time them, switch when slow */
     volatile int populate;              /* MADV_POPULATE_WRITE works */
     uint64_t acc_bytes, acc_ns;         /* huge windows since the last verdict (under mu) */
+    int strikes;                        /* slow verdicts in a row (under mu) */
     volatile size_t retry;              /* AUTO on 4 KiB pages: the window that tries huge
                                            pages again (0: none) */
     size_t gap;                         /* windows to the next retry when this one fails */
@@ -9084,8 +9090,10 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
             if (P->acc_bytes >= SL__VERDICT_BYTES) {
                 P->huge_mbps = sl__mbps(P->acc_bytes, P->acc_ns);
                 P->acc_bytes = P->acc_ns = 0;
-                if (!SL__HUGE_OK(P->huge_mbps, P->normal_mbps)) {
+                P->strikes = SL__HUGE_OK(P->huge_mbps, P->normal_mbps) ? 0 : P->strikes + 1;
+                if (P->strikes >= SL__STRIKES) {
                     /* the rest to 4 KiB pages (touched huge pages stay as they are) */
+                    P->strikes = 0;
                     P->monitor = 0;
                     if (sl__os_advise_pages(P->base + (P->lo & ~(uint64_t)4095),
                                             P->hi - (P->lo & ~(uint64_t)4095), 0) == 0) {
