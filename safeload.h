@@ -4100,6 +4100,12 @@ static void sl__file_free(safeload_file *f) {
     sl__free(&a, f);
 }
 
+/* the names' hashes in the file's table, for entries e[0..n) */
+static void sl__hash_names(const safeload_file *f, const sl__entry *e, size_t n, uint64_t *out) {
+    size_t i;
+    for (i = 0; i < n; i++) out[i] = sl__hash(e[i].name, e[i].name_len, f->k0, f->k1);
+}
+
 /* ---- a large header on several threads ----
    A header of SAFELOAD_PARSE_SPLIT_MIN bytes or more (a checkpoint of ~10,000 tensors and up)
    is cut into parts at `},"` (an entry's end, a comma, the next key) found just after each
@@ -4123,8 +4129,6 @@ typedef struct sl__part {
     unsigned char *buf;                 /* len + SL__PAD bytes, the part's own */
     sl__jp j;                           /* arrays sized up front: the part never allocates */
     uint64_t *hashes;
-    sl__entry *dst;                     /* the whole header's array (part 0's, for now) */
-    size_t dst_cap;
     safeload_error err;                 /* a part's error is only a reason to redo the header */
     safeload_result r;
     sl__thread th;
@@ -4143,7 +4147,6 @@ static const safeload_allocator sl__refuse = { sl__no_alloc, sl__no_realloc, sl_
 
 static void sl__part_run(void *ctx) {
     sl__part *pt = (sl__part *)ctx;
-    size_t i;
     sl__prefault(pt->buf, (size_t)pt->len);
     pt->r = sl__source_read(&pt->f->src, pt->f->path, 8 + pt->at, pt->buf, (size_t)pt->len,
                             &pt->err, NULL);
@@ -4151,20 +4154,7 @@ static void sl__part_run(void *ctx) {
     memset(pt->buf + pt->len, 0, SL__PAD);
     pt->r = sl__jmembers(&pt->j, pt->buf);
     if (pt->r == SAFELOAD_OK && pt->j.split && !pt->j.landed) pt->r = SAFELOAD_INVALID_JSON;
-    if (pt->r != SAFELOAD_OK) return;
-    for (i = 0; i < pt->j.n_ents; i++)
-        pt->hashes[i] = sl__hash(pt->j.ents[i].name, pt->j.ents[i].name_len, pt->f->k0,
-                                 pt->f->k1);
-    /* where these entries will likely go in the whole array (were the entries before this
-       part as dense as its own), faulted in here rather than during the copy. A guess, and
-       only ever a populate, which leaves bytes alone: landing on entries part 0 is writing,
-       or on memory part 0 has since freed, does no harm. */
-    if (pt->dst && pt->j.n_ents) {
-        uint64_t est = pt->at / pt->len * pt->j.n_ents + pt->at % pt->len * pt->j.n_ents / pt->len;
-        uint64_t lo = est - est / 8, hi = SL__MIN(est + pt->j.n_ents + pt->j.n_ents / 8 + 1,
-                                                  (uint64_t)pt->dst_cap);
-        if (lo < hi) sl__prefault(pt->dst + lo, (size_t)(hi - lo) * sizeof(sl__entry));
-    }
+    if (pt->r == SAFELOAD_OK) sl__hash_names(pt->f, pt->j.ents, pt->j.n_ents, pt->hashes);
 }
 
 /* Where part k (k >= 1) of an n-byte header starts: the byte after the first `},` at or past
@@ -4240,8 +4230,6 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
         p->j.alloc = &sl__refuse;
         p->j.split = k + 1 < parts;     /* the last part ends the header */
         p->j.no_meta = 1;
-        p->dst = j->ents;
-        p->dst_cap = j->cap_ents;
     }
     for (k = 1; k < parts && ok; k++) {
         sl__part *p = &pt[k - 1];
@@ -4265,8 +4253,7 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     n0 = j->n_ents;
     for (k = 1, cap = n0 + 1; k < parts; k++) cap += pt[k - 1].j.cap_ents;
     if (ok && (*hashes = (uint64_t *)sl__malloc_n(a, cap, sizeof(uint64_t))) != NULL)
-        for (i = 0; i < n0; i++) (*hashes)[i] = sl__hash(j->ents[i].name, j->ents[i].name_len,
-                                                         f->k0, f->k1);
+        sl__hash_names(f, j->ents, n0, *hashes);
     for (k = 1; k < parts; k++)
         if (pt[k - 1].started) sl__thread_join(pt[k - 1].th);
     ok = ok && *hashes;
@@ -4293,12 +4280,19 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
         j->n_dims += p->j.n_dims;
         f->parts[f->n_parts++] = p->buf;            /* the names point into it */
     }
-    if (!ok) {
-        while (f->n_parts) f->n_parts--;            /* the buffers are freed below */
+    if (!ok) {                          /* as before the split, for the caller's redo */
+        f->n_parts = 0;                 /* (the buffers are freed below) */
         sl__free(a, f->parts);
         f->parts = NULL;
         sl__free(a, *hashes);
         *hashes = NULL;
+        j->n_ents = j->n_dims = j->n_meta = j->cap_meta = 0;
+        sl__free(a, j->meta);           /* (its two arrays' sizes may differ after an OOM) */
+        sl__free(a, j->meta_pos);
+        j->meta = NULL;
+        j->meta_pos = NULL;
+        j->seen_meta = j->has_meta = 0;
+        j->cur = NULL;
     }
     sl__parts_free(a, pt, parts - 1, ok);
     /* back to the whole header, for the caller's redo (or the checks after the JSON) */
@@ -4360,13 +4354,6 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
 #endif
     {
         /* on one thread (also the redo of a split that failed: from the file's bytes) */
-        j.n_ents = j.n_dims = j.n_meta = j.cap_meta = 0;
-        sl__free(a, j.meta);            /* (its two arrays' sizes may differ after an OOM) */
-        sl__free(a, j.meta_pos);
-        j.meta = NULL;
-        j.meta_pos = NULL;
-        j.seen_meta = j.has_meta = 0;
-        j.cur = NULL;
         memset(f->header + n, 0, SL__PAD);
         sl__prefault(f->header, (size_t)n);
         r = sl__source_read(&f->src, path, 8, f->header, (size_t)n, err, NULL);
@@ -4397,9 +4384,7 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     }
     if (!hashes) {                      /* (a split parse hashed the names as it went) */
         hashes = (uint64_t *)sl__malloc(a, (j.n_ents + 1) * sizeof(uint64_t));
-        if (hashes)
-            for (i = 0; i < j.n_ents; i++) hashes[i] = sl__hash(j.ents[i].name,
-                                                                j.ents[i].name_len, f->k0, f->k1);
+        if (hashes) sl__hash_names(f, j.ents, j.n_ents, hashes);
     }
     if (!hashes || !sl__table_init(&f->names, j.n_ents, a)) { r = SL__OOM(err, path); goto done; }
     for (i = 0; i < j.n_ents; i++) {

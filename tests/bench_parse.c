@@ -1,7 +1,8 @@
 /* bench_parse: parse + validate + index a 100,000-tensor header, median of several runs, on one
-   thread and in parts on the default threads (interleaved): once with MoE-style names (model.layers.{i}.mlp.experts.{j}.gate_proj.weight, about
-   11 MB of header) and once with short names (layers.{i}.e{j}.w{k}, about 8 MB). The MoE
-   tensors are also opened as a model: as the one file, and as 8 shards with an index.
+   thread and in parts on the default threads (interleaved): once with MoE-style names
+   (model.layers.{i}.mlp.experts.{j}.gate_proj.weight, about 11 MB of header) and once with
+   short names (layers.{i}.e{j}.w{k}, about 8 MB). The MoE tensors are also opened as a model:
+   as the one file, and as 8 shards with an index.
    Usage: bench_parse [tensors] [runs] */
 #define SAFELOAD_IMPLEMENTATION
 #include "safeload.h"
@@ -70,7 +71,7 @@ static int bench(size_t n, int runs, int short_names) {
     /* one thread (desc.threads = 1) and the default (the header in parts on up to
        safeload_default_threads()), interleaved */
     for (t = 0; t < 2; t++) {
-        double one = 0;
+        double one;
         for (i = 0; i < 2 * runs; i++) {
             double t0;
             int th = (i + t) % 2;                   /* this round's: 0 one thread, 1 default */
