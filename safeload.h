@@ -1638,6 +1638,126 @@ SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
 #endif
 }
 
+/* Big tables (a header of 100,000 tensors, its entries, a load's plan: 10-20 MB, written end
+   to end as soon as they are allocated) on huge pages where a 4 KiB first touch is dear. On
+   most hosts a fresh 4 KiB page costs 0.3-3 us. Under shadow paging (PVM-style guests) every
+   first touch of a 4 KiB page exits to the hypervisor: 10.5 us measured (populated ahead: 4.9
+   us), so 3 MB of header cost 8 ms, while a fresh 2 MiB huge page cost 0.1-0.3 ms there.
+   Where huge pages themselves are dear (a balloon took the host's 2 MiB blocks back) and 4 KiB
+   pages cheap, they are not used. The verdict (sl__bigv) is a file's, taken when its header
+   is allocated: 16 fresh 4 KiB pages timed; 3.5 us a page or more, and the first huge page of
+   the block is timed too, and kept on only when it costs less per byte. Loads on the file
+   use its verdict and never measure. Only with the library's own allocator (a caller's takes
+   every byte) and only on Linux; blocks of SL__BIG_MIN and up. Every block, mapped or not,
+   starts SL__BIG_HDR bytes early with its size and kind, so sl__big_free can tell. */
+#ifndef SAFELOAD_BIG_MIN
+#  define SAFELOAD_BIG_MIN ((size_t)1 << 20)
+#endif
+#define SL__BIG_HDR 64                      /* the block keeps 64-byte alignment */
+#define SL__BIG_HUGE ((size_t)2 << 20)
+#define SL__BIG_SLOW_NS 3500                /* a 4 KiB first touch this slow: try huge pages */
+#ifndef SAFELOAD_BIG_NS                     /* test seam: the tests choose what was measured */
+#  define SAFELOAD_BIG_NS(huge, ns) (ns)
+#endif
+
+typedef struct sl__bigv {
+    int state;                  /* 0 not measured, 1 huge pages, 2 the allocator's memory */
+    uint64_t ns_4k;             /* the probe: ns per fresh 4 KiB page */
+} sl__bigv;
+
+#if defined(SL__HAVE_PAGES)
+/* ns per 4 KiB page of 16 fresh ones, populated then written as the library's tables and
+   arenas are; 0 when unknown */
+static uint64_t sl__big_probe(void) {
+    unsigned char *q = (unsigned char *)sl__os_alloc_pages(16 * 4096);
+    uint64_t t0, t1;
+    size_t i;
+    if (!q) return 0;
+    (void)sl__os_advise_pages(q, 16 * 4096, 0);
+    t0 = sl__thread_ns();
+    (void)sl__os_populate(q, 16 * 4096);
+    for (i = 0; i < 16; i++) ((volatile unsigned char *)q)[i * 4096] = 0;
+    t1 = sl__thread_ns();
+    sl__os_free_pages(q, 16 * 4096);
+    return t0 && t1 > t0 ? (uint64_t)SAFELOAD_BIG_NS(0, (t1 - t0) / 16) : 0;
+}
+#endif
+
+/* n bytes (uninitialised unless *zero comes back 1: fresh mapped pages), by the verdict v
+   (measured here when v->state is 0 and measure is set); free with sl__big_free only */
+static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, int measure,
+                           int *zero) {
+    unsigned char *b;
+    *zero = 0;
+#if defined(SL__HAVE_PAGES)
+    if (!(a && a->alloc) && !SL__USER_MALLOC && n >= (size_t)SAFELOAD_BIG_MIN &&
+        n < SIZE_MAX / 4) {
+        if (v->state == 0 && measure) {
+            v->ns_4k = sl__big_probe();
+            v->state = v->ns_4k >= SL__BIG_SLOW_NS ? 1 : 2;
+        }
+        if (v->state == 1) {
+            size_t map = (n + SL__BIG_HDR + SL__BIG_HUGE - 1) & ~(SL__BIG_HUGE - 1);
+            unsigned char *r = (unsigned char *)sl__os_alloc_pages(map + SL__BIG_HUGE);
+            if (r) {
+                size_t head = (size_t)((SL__BIG_HUGE - (uintptr_t)r % SL__BIG_HUGE) % SL__BIG_HUGE);
+                b = r + head;                          /* 2 MiB aligned: whole huge pages */
+                if (head) sl__os_free_pages(r, head);
+                sl__os_free_pages(b + map, SL__BIG_HUGE - head);
+                if (sl__os_advise_pages(b, map, 1) == 0) {
+                    if (measure && v->ns_4k) {
+                        /* the first huge page, against 512 of the probe's */
+                        uint64_t t0 = sl__thread_ns(), t1, ns;
+                        b[0] = 0;
+                        t1 = sl__thread_ns();
+                        ns = t0 && t1 > t0 ? (uint64_t)SAFELOAD_BIG_NS(1, t1 - t0) : 0;
+                        if (!ns || ns > v->ns_4k * (SL__BIG_HUGE / 4096)) {
+                            v->state = 2;              /* dearer: 4 KiB pages from here on */
+                            (void)sl__os_advise_pages(b + SL__BIG_HUGE, map - SL__BIG_HUGE, 0);
+                        }
+                    }
+                    memcpy(b, &map, sizeof map);
+                    *zero = 1;
+                    return b + SL__BIG_HDR;
+                }
+                sl__os_free_pages(b, map);
+            }
+        }
+    }
+#else
+    SL__UNUSED(v); SL__UNUSED(measure);
+#endif
+    if (n > SIZE_MAX - SL__BIG_HDR) return NULL;
+    b = (unsigned char *)sl__malloc(a, n + SL__BIG_HDR);
+    if (!b) return NULL;
+    memset(b, 0, sizeof(size_t));                     /* 0: from the allocator */
+    return b + SL__BIG_HDR;
+}
+
+/* count elements of size bytes, zeroed */
+static void *sl__big_calloc(const safeload_allocator *a, size_t count, size_t size,
+                            sl__bigv *v) {
+    void *p;
+    int zero;
+    if (size && count > SIZE_MAX / size) return NULL;
+    p = sl__big_alloc(a, count * size, v, 0, &zero);
+    if (p && !zero) {
+        sl__prefault(p, count * size);
+        memset(p, 0, count * size);
+    }
+    return p;
+}
+
+static void sl__big_free(const safeload_allocator *a, void *p) {
+    unsigned char *b;
+    size_t map;
+    if (!p) return;
+    b = (unsigned char *)p - SL__BIG_HDR;
+    memcpy(&map, b, sizeof map);
+    if (map) sl__os_free_pages(b, map);
+    else sl__free(a, b);
+}
+
 SL__MAYBE_UNUSED static int sl__os_cpu_count(void) {
 #if defined(SL__WINDOWS)
     SYSTEM_INFO si;
@@ -2674,6 +2794,7 @@ struct safeload_file {
     const unsigned char *map;   /* lazily created read-only mapping (file sources) */
     void *map_handle;
     int threads;                /* the open desc's: how many threads may parse the header */
+    sl__bigv big;               /* where its big tables go (header, parts, a load's plan) */
     unsigned char **parts;      /* a header parsed in parts: parts 1.. were read into these */
     size_t n_parts;
 };
@@ -2742,6 +2863,7 @@ typedef struct sl__jp {
     const char *path;
     safeload_error *err;
     const safeload_allocator *alloc;
+    sl__bigv *big;                      /* not NULL: ents is a big block (sl__grow_ents) */
     sl__entry *ents;  size_t n_ents, cap_ents;
     uint64_t *dims;   size_t n_dims, cap_dims;
     safeload_kv *meta; size_t n_meta, cap_meta;
@@ -3227,6 +3349,28 @@ static int sl__grow(const safeload_allocator *a, void **arr, size_t *cap, size_t
     return 1;
 }
 
+/* The entry table: a big block (big, the file's verdict) or the allocator's (big NULL) */
+static int sl__grow_ents(const safeload_allocator *a, sl__bigv *big, sl__entry **arr,
+                         size_t *cap, size_t need) {
+    size_t nc;
+    sl__entry *q;
+    int zero;
+    if (!big) return sl__grow(a, (void **)arr, cap, need, sizeof(sl__entry));
+    if (need <= *cap) return 1;
+    nc = *cap ? *cap : 16;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2 / sizeof(sl__entry)) return 0;
+        nc *= 2;
+    }
+    q = (sl__entry *)sl__big_alloc(a, nc * sizeof(sl__entry), big, 0, &zero);
+    if (!q) return 0;
+    if (*cap) memcpy(q, *arr, *cap * sizeof(sl__entry));
+    sl__big_free(a, *arr);
+    *arr = q;
+    *cap = nc;
+    return 1;
+}
+
 /* A plain number as writers print it: 1-19 digits, no leading zero (or "0" alone), then a
    byte that cannot continue a number. 0 when it is anything else. */
 SL__INLINE int sl__jnum_plain(unsigned char **pp, uint64_t *out) {
@@ -3547,8 +3691,7 @@ static safeload_result sl__jmembers(sl__jp *j, unsigned char *p) {
         } else {
             sl__entry *e;
             if (j->n_ents == j->cap_ents &&
-                !sl__grow(j->alloc, (void **)&j->ents, &j->cap_ents, j->n_ents + 1,
-                          sizeof(sl__entry)))
+                !sl__grow_ents(j->alloc, j->big, &j->ents, &j->cap_ents, j->n_ents + 1))
                 return SL__OOM(j->err, j->path);
             if (j->n_ents >= (size_t)UINT32_MAX - 1) return sl__jfail(j, kp, "too many tensors");
             e = &j->ents[j->n_ents];
@@ -4090,11 +4233,11 @@ static void sl__file_free(safeload_file *f) {
     if (f->map_lock_ok) sl__mutex_destroy(&f->map_lock);
     sl__table_free(&f->names, &a);
     sl__table_free(&f->meta_names, &a);
-    sl__free(&a, f->tensors);
+    sl__big_free(&a, f->tensors);
     sl__free(&a, f->dims);
     sl__free(&a, f->meta);
-    sl__free(&a, f->header);
-    while (f->n_parts) sl__free(&a, f->parts[--f->n_parts]);
+    sl__big_free(&a, f->header);
+    while (f->n_parts) sl__big_free(&a, f->parts[--f->n_parts]);
     sl__free(&a, f->parts);
     sl__free(&a, f->path);
     sl__free(&a, f);
@@ -4174,8 +4317,8 @@ static uint64_t sl__part_start(const safeload_file *f, uint64_t n, size_t k, siz
 static void sl__parts_free(const safeload_allocator *a, sl__part *pt, size_t n, int keep_bufs) {
     size_t k;
     for (k = 0; k < n; k++) {
-        if (!keep_bufs) sl__free(a, pt[k].buf);
-        sl__free(a, pt[k].j.ents);
+        if (!keep_bufs) sl__big_free(a, pt[k].buf);
+        sl__big_free(a, pt[k].j.ents);
         sl__free(a, pt[k].j.dims);
         sl__free(a, pt[k].hashes);
     }
@@ -4189,7 +4332,7 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     const safeload_allocator *a = &f->alloc;
     uint64_t n = f->header_len, q[SL__SPLIT_MAX + 1];
     size_t parts, k, i, n0, total, cap;
-    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok;
+    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok, zero;
     unsigned char *win;
     sl__part *pt;
     safeload_error e0, *err0 = j->err;
@@ -4215,10 +4358,12 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
         p->f = f;
         p->at = q[k];
         p->len = q[k + 1] - q[k];
-        p->buf = (unsigned char *)sl__malloc(a, (size_t)p->len + SL__PAD);
+        p->buf = (unsigned char *)sl__big_alloc(a, (size_t)p->len + SL__PAD, &f->big, 0, &zero);
         p->j.cap_ents = (size_t)(p->len / 64) + 4;
         p->j.cap_dims = (size_t)(p->len / 32) + 8;
-        p->j.ents = (sl__entry *)sl__malloc_n(a, p->j.cap_ents, sizeof(sl__entry));
+        /* (the part's parser refuses to grow it: j.big stays NULL, j.alloc refuses) */
+        p->j.ents = (sl__entry *)sl__big_alloc(a, (p->j.cap_ents + 1) * sizeof(sl__entry),
+                                               &f->big, 0, &zero);
         p->j.dims = (uint64_t *)sl__malloc_n(a, p->j.cap_dims, sizeof(uint64_t));
         p->hashes = (uint64_t *)sl__malloc_n(a, p->j.cap_ents, sizeof(uint64_t));
         ok = p->buf && p->j.ents && p->j.dims && p->hashes;
@@ -4262,7 +4407,7 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
         total += pt[k - 1].j.n_ents;
     }
     ok = ok && total < (size_t)UINT32_MAX - 1 &&
-         sl__grow(a, (void **)&j->ents, &j->cap_ents, total + 1, sizeof(sl__entry)) &&
+         sl__grow_ents(a, j->big, &j->ents, &j->cap_ents, total + 1) &&
          (f->parts = (unsigned char **)sl__calloc(a, parts - 1, sizeof *f->parts)) != NULL;
     for (k = 1; k < parts && ok; k++) {
         sl__part *p = &pt[k - 1];
@@ -4312,6 +4457,7 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     uint32_t *order = NULL, *tmp = NULL;
     uint64_t *hashes = NULL;
     int64_t dup;
+    int zero;
     const safeload_allocator *a = &f->alloc;
     const char *path = f->path;
 
@@ -4331,7 +4477,7 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
                         (sl__ull)n, (sl__ull)f->src.size);
     f->header_len = n;
     f->data_offset = 8 + n;
-    f->header = (unsigned char *)sl__malloc(a, (size_t)n + SL__PAD);
+    f->header = (unsigned char *)sl__big_alloc(a, (size_t)n + SL__PAD, &f->big, 1, &zero);
     if (!f->header) return SL__OOM(err, path);
 
     /* 4 and 5: UTF-8 and JSON in one pass. Strings are checked as they are scanned and
@@ -4345,7 +4491,8 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     j.err = err;
     j.alloc = a;
     /* a tensor entry takes >= 48 header bytes: size the arrays once for typical headers */
-    sl__grow(a, (void **)&j.ents, &j.cap_ents, (size_t)(n / 64) + 4, sizeof(sl__entry));
+    j.big = &f->big;                    /* the entries become f->tensors: a big block */
+    sl__grow_ents(a, j.big, &j.ents, &j.cap_ents, (size_t)(n / 64) + 4);
     sl__grow(a, (void **)&j.dims, &j.cap_dims, (size_t)(n / 32) + 8, sizeof(uint64_t));
 #if !defined(SAFELOAD_NO_THREADS)
     if (sl__parse_split(f, &j, &hashes)) {
@@ -4442,10 +4589,11 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
 
     /* the public array in offset order: usually the header order already, else permuted */
     if (order) {
-        safeload_tensor *sorted = (safeload_tensor *)sl__malloc(a, j.n_ents * sizeof *sorted);
+        safeload_tensor *sorted =
+            (safeload_tensor *)sl__big_alloc(a, j.n_ents * sizeof *sorted, j.big, 0, &zero);
         if (!sorted) { r = SL__OOM(err, path); goto done; }
         for (i = 0; i < j.n_ents; i++) sorted[i] = j.ents[order[i]];
-        sl__free(a, j.ents);
+        sl__big_free(a, j.ents);
         j.ents = sorted;
         /* inverse permutation, then re-point each slot from header order to offset order */
         for (i = 0; i < j.n_ents; i++) tmp[order[i]] = (uint32_t)i;
@@ -4464,7 +4612,7 @@ done:
     sl__free(a, hashes);
     sl__free(a, order);
     sl__free(a, tmp);
-    sl__free(a, j.ents);
+    sl__big_free(a, j.ents);
     sl__free(a, j.meta_pos);
     return r;
 }
@@ -8955,9 +9103,17 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
         if (P->n_win < SL__PROBE_WINS + 1 || !sl__thread_ns()) policy = SAFELOAD_PAGES_NORMAL;
     }
     if (policy == SAFELOAD_PAGES_AUTO) {
+        /* 16 fresh 4 KiB pages, populated and written, first. Where each costs 3.5 us or more
+           (shadow paging: a populated page still exits to the hypervisor on its first access,
+           4.2 us against 0.7 us for the populate), that is the 4 KiB rate and every probe
+           window is huge: a populate-only window would read 7x faster than the reads find
+           those pages, and 4 MiB of them cost the load 4 ms */
+        uint64_t ns4 = sl__big_probe();
+        int dear = ns4 >= SL__BIG_SLOW_NS;
+        if (dear) { nb = 4096; nn = ns4; }
         for (k = 0; k < SL__PROBE_WINS; k++) {
             uint64_t a = SL__MAX(lo, (P->first_win + k) * SL__WIN), b = (P->first_win + k + 1) * SL__WIN, ns;
-            P->huge = !(k & 1);
+            P->huge = dear || !(k & 1);
             if (sl__os_advise_pages(base + a, b - a, P->huge) != 0) break;
             ns = sl__pages_fault(P, a, b, P->huge, 1);
             P->next = k + 1;
@@ -9809,7 +9965,11 @@ static safeload_result sl__load_resolve(sl__load *L, sl__resolve_fn resolve, con
                                         int trust_ptr, int has_arena, safeload_error *err) {
     size_t i, n = L->n_reqs;
     safeload_result r;
-    L->reqs = n < SIZE_MAX ? (sl__rp *)sl__calloc(L->alloc, n + 1, sizeof(sl__rp)) : NULL;
+    sl__bigv big;                       /* the first file's verdict (read, never measured) */
+    memset(&big, 0, sizeof big);
+    if (L->n_shards) big = L->shards[0]->big;
+    L->reqs = n < SIZE_MAX ? (sl__rp *)sl__big_calloc(L->alloc, n + 1, sizeof(sl__rp), &big)
+                           : NULL;
     L->order = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
     L->order_tmp = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
     if (!L->reqs || !L->order || !L->order_tmp) return SL__OOM(err, L->where);
@@ -10086,7 +10246,7 @@ static safeload_result sl__load_release(sl__load *L, safeload_result r,
     sl__free(L->alloc, L->workers);
     sl__free(L->alloc, L->tasks);
     sl__free(L->alloc, L->segs);
-    sl__free(L->alloc, L->reqs);
+    sl__big_free(L->alloc, L->reqs);
     sl__free(L->alloc, L->order);
     sl__free(L->alloc, L->order_tmp);
 #if !defined(SAFELOAD_NO_THREADS)
@@ -10394,7 +10554,7 @@ SL__DEF void safeload_loaded_free(safeload_loaded *l) {
     if (!l) return;
     a = l->allocator_;
     safeload_arena_free(l->arena);
-    sl__free(&a, l->tensors);
+    sl__big_free(&a, l->tensors);
     sl__free(&a, l);
 }
 
@@ -10404,9 +10564,11 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     safeload_loaded *l;
     safeload_result r;
     safeload_allocator a;
+    sl__bigv big;
     size_t i;
     sl__clear_error(err);
     sl__stats_clear(desc);
+    memset(&big, 0, sizeof big);
     if (out) *out = NULL;
     if (!m || !out)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
@@ -10422,7 +10584,8 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     l = (safeload_loaded *)sl__calloc(&a, 1, sizeof *l);
     if (!l) return SL__OOM(err, "");
     l->allocator_ = a;
-    l->tensors = (safeload_request *)sl__calloc(&a, m->count + 1, sizeof *l->tensors);
+    big = m->n_shards ? m->shards[0]->big : big;
+    l->tensors = (safeload_request *)sl__big_calloc(&a, m->count + 1, sizeof *l->tensors, &big);
     if (!l->tensors) { sl__free(&a, l); return SL__OOM(err, ""); }
     l->count = m->count;
     for (i = 0; i < m->count; i++) {

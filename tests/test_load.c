@@ -25,6 +25,11 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns);
 #define SAFELOAD_MADVISE(p, n, advice) tl_madvise(p, n, advice)
 #define SAFELOAD_TOUCH_NS(huge, ns) tl_touch_ns(huge, ns)
 #define SL__RECHECK_WINS 4              /* AUTO's retries of huge pages within a 27 MB load */
+/* big tables: from 64 KiB (a header of a few hundred tensors), first-touch times the test
+   decides (by default 4 KiB pages cheap: the allocator's memory, as before) */
+static unsigned long long tl_big_ns(int huge, unsigned long long ns);
+#define SAFELOAD_BIG_MIN ((size_t)65536)
+#define SAFELOAD_BIG_NS(huge, ns) tl_big_ns(huge, ns)
 /* queued reads (io_uring): a setup that fails on cue, completions the test alters */
 static long tl_uring_setup(unsigned entries, void *params);
 static long long tl_aio_result(long long res, const void *buf, unsigned long long off,
@@ -114,6 +119,18 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     /* 6: only the first verdict's windows (huge windows 2-5: after the probe's two) slow */
     if (tl_touch_mode == 6 && (k < 2 || k >= 6)) return 1000;
     return 100000000;
+}
+
+/* big tables' probe: 0 a 4 KiB page 1 us (cheap), 1 8 us (dear) with a huge page 0.1 ms,
+   2 8 us with a huge page dearer than 512 of them, 3 no clock (0) */
+static int tl_big_mode;
+static long tl_big_probes, tl_big_huge_probes;
+static unsigned long long tl_big_ns(int huge, unsigned long long ns) {
+    (void)ns;
+    __atomic_fetch_add(huge ? &tl_big_huge_probes : &tl_big_probes, 1, __ATOMIC_RELAXED);
+    if (tl_big_mode == 3) return 0;
+    if (!huge) return tl_big_mode == 0 ? 1000 : 8000;
+    return tl_big_mode == 2 ? 512 * 8000 + 1 : 100000;
 }
 
 /* io_uring: refused with tl_uring_refuse (an errno) when set; completions counted, each
@@ -3648,7 +3665,7 @@ static void test_pages(void) {
     safeload_model *mod;
     safeload_error e;
     safeload_load_stats st;
-    int th, io, pol, thp;
+    int th, io, pol, thp, k;
     const uint64_t W = 2u << 20;
     void *probe;
     tl_make_pages(&m);
@@ -3680,6 +3697,24 @@ static void test_pages(void) {
                     }
                 }
             }
+    /* AUTO times 16 fresh 4 KiB pages first (one probe per load; the other policies none);
+       where they are dear (the seam: 8 us a page) that is the 4 KiB rate and all four probe
+       windows go huge; the same bytes either way */
+    for (k = 0; k <= 1; k++) {
+        tl_big_mode = k;
+        for (th = 1; th <= 2; th++)
+            for (io = 0; io < 2; io++) {
+                tl_big_probes = 0;
+                st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, ios[io]);
+                CHECK_EQ_U64(tl_big_probes, 1);
+                CHECK(st.pages == SAFELOAD_PAGES_HUGE || st.pages == SAFELOAD_PAGES_NORMAL);
+                if (k && thp) CHECK_EQ_U64(st.touch_normal_mbps, 512);   /* 4096 B in 8 us */
+                tl_big_probes = 0;
+                st = tl_pages_load(&m, mod, SAFELOAD_PAGES_HUGE, th, ios[io]);
+                CHECK_EQ_U64(tl_big_probes, 0);
+            }
+    }
+    tl_big_mode = 0;
     if (!thp) {
         fprintf(stderr, "  no transparent huge pages here: the policy seams are not run\n");
         goto done;
@@ -3735,6 +3770,22 @@ static void test_pages(void) {
         CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);  /* all but 2 probe windows */
         CHECK(st.touch_huge_mbps > 1000000 && st.touch_normal_mbps == 2097);
     }
+    /* 4 KiB pages dear (8 us a page by the 16-page probe): no 4 KiB probe windows, every
+       window huge; slow huge pages (20 MB/s) still lose to them */
+    tl_big_mode = 1;
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes);
+        CHECK_EQ_U64(st.touch_normal_mbps, 512);
+    }
+    tl_touch_mode = 1;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
+    CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+    CHECK_EQ_U64(st.huge_bytes, 4 * W + tl_retry_bytes(st.fresh_bytes, 8, 4));
+    CHECK_EQ_U64(st.touch_huge_mbps, 20);
+    tl_touch_mode = 2;
+    tl_big_mode = 0;
     /* huge pages turn slow after the probe: two slow verdicts in a row (8 MiB each) switch
        the rest, and a retry 4 windows after that would find them still slow */
     tl_touch_mode = 3;
@@ -3776,7 +3827,7 @@ static void test_pages(void) {
     CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
     CHECK_EQ_U64(st.huge_bytes, 2 * W);
     CHECK_EQ_U64(st.touch_normal_mbps, 2097);
-    CHECK_EQ_U64(tl_populates, 1);                      /* asked once, then not again */
+    CHECK_EQ_U64(tl_populates, 2);      /* the 16-page probe's, and the arena's: asked once */
     tl_populates = 0;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_HUGE, 2, SAFELOAD_IO_MMAP);
     CHECK(st.pages == SAFELOAD_PAGES_HUGE);
@@ -3981,6 +4032,159 @@ static void test_arena_reuse(void) {
     tl_free_model(&half);
 }
 
+
+/* ---- big tables (header buffers, a load's plan) on huge pages where 4 KiB pages are dear ---- */
+static int tb_mapped(const void *p) {       /* the block came from its own mapping */
+    const unsigned char *b = (const unsigned char *)p - SL__BIG_HDR;
+    size_t map;
+    memcpy(&map, b, sizeof map);
+    return map != 0 && (uintptr_t)b % SL__BIG_HUGE == 0;
+}
+static int tb_maps(void) {                  /* this process's mappings */
+    char line[1024];
+    int n = 0;
+    FILE *fp = fopen("/proc/self/maps", "r");
+    if (!fp) return -1;
+    while (fgets(line, sizeof line, fp)) n++;
+    fclose(fp);
+    return n;
+}
+/* every tensor of the test's checkpoint loaded: tensor i (named by i / 64 and i % 64) holds
+   the first 1 + i % 40 bytes of data + 40 i */
+static int tb_check(const safeload_loaded *l, const unsigned char *data, size_t nt) {
+    size_t i;
+    if (l->count != nt) return 0;
+    for (i = 0; i < nt; i++) {
+        const safeload_request *q = &l->tensors[i];
+        size_t at = (size_t)strtoul(q->name + 13, NULL, 10) * 64 +
+                    (size_t)strtoul(strstr(q->name, "experts.") + 8, NULL, 10);
+        if (at >= nt || q->nbytes != 1 + at % 40 || memcmp(q->data, data + at * 40, q->nbytes)) {
+            fprintf(stderr, "  %s: %llu bytes\n", q->name, (unsigned long long)q->nbytes);
+            return 0;
+        }
+    }
+    return 1;
+}
+static void test_big_tables(void) {
+    static const safeload_io ios[] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP, SAFELOAD_IO_DIRECT,
+                                       SAFELOAD_IO_AUTO};
+    size_t i, nt = 12000;
+    safeload_save_tensor *st = (safeload_save_tensor *)calloc(nt, sizeof *st);
+    char (*nm)[80] = (char (*)[80])calloc(nt, sizeof *nm);
+    uint64_t (*shape)[1] = (uint64_t (*)[1])calloc(nt, sizeof *shape);
+    unsigned char *data = (unsigned char *)malloc(nt * 40);
+    char path[400];
+    safeload_model *mod;
+    safeload_model_desc md;
+    safeload_load_desc d;
+    safeload_loaded *l;
+    safeload_error e;
+    int mode, th, io, before, k;
+    for (i = 0; i < nt * 40; i++) data[i] = (unsigned char)tu_rand64();
+    for (i = 0; i < nt; i++) {
+        snprintf(nm[i], sizeof nm[i], "model.layers.%u.mlp.experts.%u.down_proj.weight",
+                 (unsigned)(i / 64), (unsigned)(i % 64));
+        shape[i][0] = 1 + i % 40;
+        st[i].name = nm[i]; st[i].dtype = SAFELOAD_U8; st[i].rank = 1; st[i].shape = shape[i];
+        st[i].data = data + i * 40; st[i].nbytes = shape[i][0];
+    }
+    tl_path(path, sizeof path, "big_tables.safetensors");
+    CHECK(safeload_save(path, st, nt, NULL, &e) == SAFELOAD_OK);
+    for (mode = 0; mode <= 3; mode++)
+        for (th = 1; th <= 4; th += 3) {
+            safeload_file *f;
+            tl_big_mode = mode;
+            tl_big_probes = tl_big_huge_probes = 0;
+            memset(&md, 0, sizeof md);
+            md.threads = th;                    /* 4: the 1.3 MB header is parsed in parts */
+            CHECK_MSG(safeload_model_open(&mod, path, &md, &e) == SAFELOAD_OK, "%s", e.message);
+            if (!mod) continue;
+            f = safeload_model_shard(mod, 0);
+            CHECK(f->header_len > ((size_t)1 << 20));
+            CHECK(th > 1 ? f->n_parts >= 1 : f->n_parts == 0);
+            /* measured once, on the header: 16 fresh 4 KiB pages, then (when dear) the first
+               huge page of the block */
+            CHECK_EQ_U64(tl_big_probes, 1);
+            CHECK_EQ_U64(tl_big_huge_probes, mode == 1 || mode == 2 ? 1 : 0);
+            CHECK_EQ_U64(f->big.state, mode == 1 ? 1 : 2);
+            CHECK(tb_mapped(f->header) == (mode == 1 || mode == 2));
+            for (k = 0; k < (int)f->n_parts; k++) CHECK(tb_mapped(f->parts[k]) == (mode == 1));
+            CHECK_EQ_U64(safeload_model_tensor_count(mod), nt);
+            for (io = 0; io < 4; io++) {
+                memset(&d, 0, sizeof d);
+                d.threads = 1 + (io + th) % 3;
+                d.io = ios[io];
+                CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK,
+                          "%s", e.message);
+                if (!l) continue;
+                CHECK(tb_mapped(l->tensors) == (mode == 1));   /* loads never measure */
+                CHECK_MSG(tb_check(l, data, nt), "mode %d threads %d io %d", mode, th, io);
+                safeload_loaded_free(l);
+            }
+            CHECK_EQ_U64(tl_big_probes, 1);
+            safeload_model_close(mod);
+        }
+    /* every block is given back: opens and loads leave no mapping behind */
+    tl_big_mode = 1;
+    for (k = 0, before = tb_maps(); k < 2; k++) {
+        for (th = 0; th < 4; th++) {
+            memset(&md, 0, sizeof md);
+            md.threads = 1 + th;
+            CHECK(safeload_model_open(&mod, path, &md, &e) == SAFELOAD_OK);
+            if (!mod) continue;
+            memset(&d, 0, sizeof d);
+            d.threads = 2;
+            CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+            safeload_loaded_free(l);
+            safeload_model_close(mod);
+        }
+        if (k == 0) before = tb_maps();     /* (after the first round: the pool's stacks) */
+    }
+    CHECK_MSG(before < 0 || tb_maps() == before, "%d mappings, %d before", tb_maps(), before);
+    /* huge pages refused (no transparent huge pages): the allocator's memory */
+    tl_madv_fail = 1;
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    if (mod) {
+        safeload_file *f = safeload_model_shard(mod, 0);
+        CHECK_EQ_U64(f->big.state, 1);
+        CHECK(!tb_mapped(f->header));
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, NULL, &l, &e) == SAFELOAD_OK);
+        if (l) {
+            CHECK(!tb_mapped(l->tensors));
+            CHECK(tb_check(l, data, nt));
+            safeload_loaded_free(l);
+        }
+        safeload_model_close(mod);
+    }
+    tl_madv_fail = 0;
+    /* a caller's allocator takes every byte: nothing measured, nothing mapped */
+    {
+        tl_alloc ta;
+        memset(&md, 0, sizeof md);
+        md.open.allocator = tl_allocator(&ta, -1);
+        tl_big_probes = 0;
+        CHECK(safeload_model_open(&mod, path, &md, &e) == SAFELOAD_OK);
+        if (mod) {
+            safeload_file *f = safeload_model_shard(mod, 0);
+            CHECK_EQ_U64(f->big.state, 0);
+            CHECK_EQ_U64(tl_big_probes, 0);
+            CHECK(!tb_mapped(f->header));
+            memset(&d, 0, sizeof d);
+            d.allocator = md.open.allocator;
+            CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+            if (l) { CHECK(!tb_mapped(l->tensors)); safeload_loaded_free(l); }
+            safeload_model_close(mod);
+        }
+        CHECK_EQ_U64(ta.live, 0);
+    }
+    tl_big_mode = 0;
+    remove(path);
+    free(st);
+    free(nm);
+    free(shape);
+    free(data);
+}
+
 int main(void) {
     tl_model m;
     char path[400];
@@ -4016,6 +4220,7 @@ int main(void) {
     test_mixed_run();
     test_slices_any_dim();
     test_pages();
+    test_big_tables();
     test_arena_reuse();
     test_queued_reads(&m, path);
     {
