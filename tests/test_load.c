@@ -4109,6 +4109,11 @@ static void test_big_tables(void) {
             CHECK_EQ_U64(f->big.state, mode == 1 ? 1 : 2);
             CHECK(tb_mapped(f->header) == (mode == 1 || mode == 2));
             for (k = 0; k < (int)f->n_parts; k++) CHECK(tb_mapped(f->parts[k]) == (mode == 1));
+            /* the tables after it follow the verdict: entries, dims, names, the model's refs */
+            CHECK(tb_mapped(f->tensors) == (mode == 1));
+            CHECK(tb_mapped(f->dims) == (mode == 1));
+            CHECK(f->names.big && tb_mapped(f->names.slots) == (mode == 1));
+            CHECK(tb_mapped(mod->refs) == (mode == 1));
             CHECK_EQ_U64(safeload_model_tensor_count(mod), nt);
             for (io = 0; io < 4; io++) {
                 memset(&d, 0, sizeof d);
