@@ -1683,12 +1683,13 @@ static uint64_t sl__big_probe(void) {
 }
 #endif
 
-/* n bytes (uninitialised unless *zero comes back 1: fresh mapped pages), by the verdict v
-   (measured here when v->state is 0 and measure is set); free with sl__big_free only */
+/* n bytes (uninitialised unless *zero, when asked for, comes back 1: fresh mapped pages), by
+   the verdict v (measured here when v->state is 0 and measure is set); free with sl__big_free
+   only */
 static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, int measure,
                            int *zero) {
     unsigned char *b;
-    *zero = 0;
+    if (zero) *zero = 0;
 #if defined(SL__HAVE_PAGES)
     if (!(a && a->alloc) && !SL__USER_MALLOC && n >= (size_t)SAFELOAD_BIG_MIN &&
         n < SIZE_MAX / 4) {
@@ -1717,7 +1718,7 @@ static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, i
                         }
                     }
                     memcpy(b, &map, sizeof map);
-                    *zero = 1;
+                    if (zero) *zero = 1;
                     return b + SL__BIG_HDR;
                 }
                 sl__os_free_pages(b, map);
@@ -2800,6 +2801,15 @@ struct safeload_file {
     size_t n_parts;
 };
 
+/* The verdict a model's or a load's tables follow: its first file's (a copy: read, never
+   measured again), or none */
+static sl__bigv sl__big_first(safeload_file *const *shards, size_t n_shards) {
+    sl__bigv v;
+    memset(&v, 0, sizeof v);
+    if (n_shards) v = shards[0]->big;
+    return v;
+}
+
 /* ---- 2d. UTF-8 (the reference checks all N header bytes, padding included) ---- */
 
 /* Length of the longest valid prefix (Rust's valid_up_to): overlongs, surrogates, code points
@@ -3356,7 +3366,6 @@ static int sl__grow_big(const safeload_allocator *a, sl__bigv *big, void **arr, 
                         size_t need, size_t elem) {
     size_t nc;
     void *q;
-    int zero;
     if (!big) return sl__grow(a, arr, cap, need, elem);
     if (need <= *cap) return 1;
     nc = *cap ? *cap : 16;
@@ -3364,7 +3373,7 @@ static int sl__grow_big(const safeload_allocator *a, sl__bigv *big, void **arr, 
         if (nc > SIZE_MAX / 2 / elem) return 0;
         nc *= 2;
     }
-    q = sl__big_alloc(a, nc * elem, big, 0, &zero);
+    q = sl__big_alloc(a, nc * elem, big, 0, NULL);
     if (!q) return 0;
     if (*cap) memcpy(q, *arr, *cap * elem);
     sl__big_free(a, *arr);
@@ -4345,7 +4354,7 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     const safeload_allocator *a = &f->alloc;
     uint64_t n = f->header_len, q[SL__SPLIT_MAX + 1];
     size_t parts, k, i, n0, total, cap;
-    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok, zero;
+    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok;
     unsigned char *win;
     sl__part *pt;
     safeload_error e0, *err0 = j->err;
@@ -4371,16 +4380,16 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
         p->f = f;
         p->at = q[k];
         p->len = q[k + 1] - q[k];
-        p->buf = (unsigned char *)sl__big_alloc(a, (size_t)p->len + SL__PAD, &f->big, 0, &zero);
+        p->buf = (unsigned char *)sl__big_alloc(a, (size_t)p->len + SL__PAD, &f->big, 0, NULL);
         p->j.cap_ents = (size_t)(p->len / 64) + 4;
         p->j.cap_dims = (size_t)(p->len / 32) + 8;
         /* (the part's parser refuses to grow it: j.big stays NULL, j.alloc refuses) */
         p->j.ents = (sl__entry *)sl__big_alloc(a, (p->j.cap_ents + 1) * sizeof(sl__entry),
-                                               &f->big, 0, &zero);
+                                               &f->big, 0, NULL);
         p->j.dims = (uint64_t *)sl__big_alloc(a, (p->j.cap_dims + 1) * sizeof(uint64_t),
-                                              &f->big, 0, &zero);
+                                              &f->big, 0, NULL);
         p->hashes = (uint64_t *)sl__big_alloc(a, (p->j.cap_ents + 1) * sizeof(uint64_t),
-                                              &f->big, 0, &zero);
+                                              &f->big, 0, NULL);
         ok = p->buf && p->j.ents && p->j.dims && p->hashes;
         p->j.start = p->buf;
         p->j.end = p->buf + p->len;
@@ -4413,7 +4422,7 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     n0 = j->n_ents;
     for (k = 1, cap = n0 + 1; k < parts; k++) cap += pt[k - 1].j.cap_ents;
     if (ok && (*hashes = (uint64_t *)sl__big_alloc(a, (cap + 1) * sizeof(uint64_t), &f->big,
-                                                   0, &zero)) != NULL)
+                                                   0, NULL)) != NULL)
         sl__hash_names(f, j->ents, n0, *hashes);
     for (k = 1; k < parts; k++)
         if (pt[k - 1].started) sl__thread_join(pt[k - 1].th);
@@ -4474,7 +4483,6 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     uint32_t *order = NULL, *tmp = NULL;
     uint64_t *hashes = NULL;
     int64_t dup;
-    int zero;
     const safeload_allocator *a = &f->alloc;
     const char *path = f->path;
 
@@ -4494,7 +4502,7 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
                         (sl__ull)n, (sl__ull)f->src.size);
     f->header_len = n;
     f->data_offset = 8 + n;
-    f->header = (unsigned char *)sl__big_alloc(a, (size_t)n + SL__PAD, &f->big, 1, &zero);
+    f->header = (unsigned char *)sl__big_alloc(a, (size_t)n + SL__PAD, &f->big, 1, NULL);
     if (!f->header) return SL__OOM(err, path);
 
     /* 4 and 5: UTF-8 and JSON in one pass. Strings are checked as they are scanned and
@@ -4550,7 +4558,7 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     }
     if (!hashes) {                      /* (a split parse hashed the names as it went) */
         hashes = (uint64_t *)sl__big_alloc(a, (j.n_ents + 1) * sizeof(uint64_t), &f->big, 0,
-                                           &zero);
+                                           NULL);
         if (hashes) sl__hash_names(f, j.ents, j.n_ents, hashes);
     }
     if (!hashes || !sl__table_init_big(&f->names, j.n_ents, a, &f->big)) {
@@ -4613,7 +4621,7 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     /* the public array in offset order: usually the header order already, else permuted */
     if (order) {
         safeload_tensor *sorted =
-            (safeload_tensor *)sl__big_alloc(a, j.n_ents * sizeof *sorted, j.big, 0, &zero);
+            (safeload_tensor *)sl__big_alloc(a, j.n_ents * sizeof *sorted, j.big, 0, NULL);
         if (!sorted) { r = SL__OOM(err, path); goto done; }
         for (i = 0; i < j.n_ents; i++) sorted[i] = j.ents[order[i]];
         sl__big_free(a, j.ents);
@@ -7376,16 +7384,14 @@ static safeload_result sl__model_index(safeload_model *m, const unsigned char *s
                                        int table, safeload_error *err) {
     size_t i, k, n = 0, at = 0;
     int64_t dup;
-    sl__bigv big;                       /* the first shard's verdict (read, never measured) */
-    int zero;
-    memset(&big, 0, sizeof big);
-    if (m->n_shards) big = m->shards[0]->big;
+    sl__bigv big = sl__big_first(m->shards, m->n_shards);
     for (i = 0; i < m->n_shards; i++) n += m->shards[i]->count;
     sl__big_free(&m->alloc, m->refs);
     sl__table_free(&m->names, &m->alloc);
     m->tab = NULL;
     m->refs = n < SIZE_MAX / sizeof(sl__ref) - 1
-                  ? (sl__ref *)sl__big_alloc(&m->alloc, (n + 1) * sizeof(sl__ref), &big, 0, &zero)
+                  ? (sl__ref *)sl__big_alloc(&m->alloc, (n + 1) * sizeof(sl__ref), &big, 0,
+                                             NULL)
                   : NULL;
     if (!m->refs) return SL__OOM(err, "");
     for (i = 0; i < m->n_shards; i++) {
@@ -9996,7 +10002,7 @@ static safeload_result sl__load_resolve(sl__load *L, sl__resolve_fn resolve, con
                                         int trust_ptr, int has_arena, safeload_error *err) {
     size_t i, n = L->n_reqs;
     safeload_result r;
-    if (L->n_shards) L->big = L->shards[0]->big;    /* read, never measured */
+    L->big = sl__big_first(L->shards, L->n_shards);
     L->reqs = n < SIZE_MAX ? (sl__rp *)sl__big_calloc(L->alloc, n + 1, sizeof(sl__rp), &L->big)
                            : NULL;
     L->order = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
@@ -10598,7 +10604,6 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     size_t i;
     sl__clear_error(err);
     sl__stats_clear(desc);
-    memset(&big, 0, sizeof big);
     if (out) *out = NULL;
     if (!m || !out)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, "", SAFELOAD_NO_OFFSET, NULL, 0,
@@ -10614,7 +10619,7 @@ SL__DEF safeload_result safeload_load_all(safeload_model *m, safeload_dtype dtyp
     l = (safeload_loaded *)sl__calloc(&a, 1, sizeof *l);
     if (!l) return SL__OOM(err, "");
     l->allocator_ = a;
-    big = m->n_shards ? m->shards[0]->big : big;
+    big = sl__big_first(m->shards, m->n_shards);
     l->tensors = (safeload_request *)sl__big_calloc(&a, m->count + 1, sizeof *l->tensors, &big);
     if (!l->tensors) { sl__free(&a, l); return SL__OOM(err, ""); }
     l->count = m->count;
@@ -11626,7 +11631,7 @@ static safeload_result sl__save_create(sl__save *s, safeload_error *err) {
     return SAFELOAD_OK;
 }
 
-/* The header and tensors under 1 MiB through a buffer written 4 MiB at a time; bigger
+/* The header, then tensors under 1 MiB through a buffer written 4 MiB at a time; bigger
    tensors straight from the caller. Big writes matter after the save too: the page cache
    keeps a file in folios as large as the writes that made it (ext4, Linux 6.x), and copying
    out of 4-64 KiB folios was 15 % slower than out of large ones (a 25,000-tensor file,

@@ -2384,15 +2384,16 @@ static void test_alloc_failures(const char *path) {
 /* ---- mmap mode's mappings: how many of the file there are, during a load and after ---- */
 static const char *tm_path;
 static int tm_max;
-static int tm_count(void) {                   /* the file's mappings, from /proc/self/maps */
+static int tl_maps_with(const char *s) {     /* mappings naming s ("": all), -1: no /proc */
     char line[1024];
     int n = 0;
     FILE *fp = fopen("/proc/self/maps", "r");
     if (!fp) return -1;
-    while (fgets(line, sizeof line, fp)) n += strstr(line, tm_path) != NULL;
+    while (fgets(line, sizeof line, fp)) n += strstr(line, s) != NULL;
     fclose(fp);
     return n;
 }
+static int tm_count(void) { return tl_maps_with(tm_path); }   /* the file's mappings */
 static int tm_progress(void *user, uint64_t done, uint64_t total) {
     int c = tm_count();
     (void)user; (void)done; (void)total;
@@ -4040,15 +4041,6 @@ static int tb_mapped(const void *p) {       /* the block came from its own mappi
     memcpy(&map, b, sizeof map);
     return map != 0 && (uintptr_t)b % SL__BIG_HUGE == 0;
 }
-static int tb_maps(void) {                  /* this process's mappings */
-    char line[1024];
-    int n = 0;
-    FILE *fp = fopen("/proc/self/maps", "r");
-    if (!fp) return -1;
-    while (fgets(line, sizeof line, fp)) n++;
-    fclose(fp);
-    return n;
-}
 /* every tensor of the test's checkpoint loaded: tensor i (named by i / 64 and i % 64) holds
    the first 1 + i % 40 bytes of data + 40 i */
 static int tb_check(const safeload_loaded *l, const unsigned char *data, size_t nt) {
@@ -4131,7 +4123,7 @@ static void test_big_tables(void) {
         }
     /* every block is given back: opens and loads leave no mapping behind */
     tl_big_mode = 1;
-    for (k = 0, before = tb_maps(); k < 2; k++) {
+    for (k = 0, before = tl_maps_with(""); k < 2; k++) {
         for (th = 0; th < 4; th++) {
             memset(&md, 0, sizeof md);
             md.threads = 1 + th;
@@ -4143,9 +4135,9 @@ static void test_big_tables(void) {
             safeload_loaded_free(l);
             safeload_model_close(mod);
         }
-        if (k == 0) before = tb_maps();     /* (after the first round: the pool's stacks) */
+        if (k == 0) before = tl_maps_with("");     /* (after the first round: the pool's stacks) */
     }
-    CHECK_MSG(before < 0 || tb_maps() == before, "%d mappings, %d before", tb_maps(), before);
+    CHECK_MSG(before < 0 || tl_maps_with("") == before, "%d mappings, %d before", tl_maps_with(""), before);
     /* huge pages refused (no transparent huge pages): the allocator's memory */
     tl_madv_fail = 1;
     CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
