@@ -370,6 +370,9 @@ static int tl_check_loaded(const tl_model *m, const safeload_request *rq, size_t
 
 /* SAFELOAD_TEST_QUICK (sanitizer runs): fewer thread counts and fault positions. */
 static int tl_quick(void) { return getenv("SAFELOAD_TEST_QUICK") != NULL; }
+/* the next failure point a fault loop tries: each one, or when quick the first four and then
+   every fifth (a sanitizer pays 35x for each load of random slices) */
+static long tl_fault_step(long k) { return tl_quick() && k >= 4 ? 5 : 1; }
 
 /* ---- single files: threads x I/O modes x chunk sizes, arena and caller destinations ---- */
 static void test_matrix(const tl_model *m, const char *path) {
@@ -3572,7 +3575,7 @@ static void test_slices_any_dim(void) {
                 long k;
                 if (io == SAFELOAD_IO_MMAP) continue;           /* no reads to fail */
                 if (io == SAFELOAD_IO_DIRECT && mode == 1) continue;  /* O_DIRECT: aligned */
-                for (k = 0; k < 400; k++) {
+                for (k = 0; k < 400; k += tl_fault_step(k)) {
                     safeload_load_desc d;
                     safeload_arena *ar = NULL;
                     safeload_result r;
@@ -3613,7 +3616,7 @@ static void test_slices_any_dim(void) {
         tl_alloc ta;
         long k;
         CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
-        for (k = 0; k < 200; k++) {
+        for (k = 0; k < 200; k += tl_fault_step(k)) {
             safeload_load_desc d;
             safeload_arena *ar = NULL;
             safeload_result r;
@@ -4214,6 +4217,16 @@ static void test_big_tables(void) {
     free(data);
 }
 
+/* SAFELOAD_TEST_TIMES=1: each part's seconds on stderr (where a slow runner, a sanitizer or
+   qemu, spends its time) */
+static double tl_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+#define TL_TIMED(call) do { double tl_t0_ = tl_now(); call; if (getenv("SAFELOAD_TEST_TIMES")) \
+    fprintf(stderr, "  %7.2f s  %s\n", tl_now() - tl_t0_, #call); } while (0)
+
 int main(void) {
     tl_model m;
     char path[400];
@@ -4224,34 +4237,34 @@ int main(void) {
     tl_path(path, sizeof path, "mixed.safetensors");
     CHECK(tl_save(&m, 0, m.n, path));
 
-    test_matrix(&m, path);
-    test_coalescing(&m, path);
-    test_window_runs();
-    test_caller_dst_and_slices(&m, path);
-    test_overlap(&m, path);
-    test_cast_on_load(&m, path);
-    test_new_sources_on_load();
-    test_sources(&m, path);
-    test_io_faults(&m, path);
-    test_huge_tensor();
-    test_map_lifetime(&m, path);
-    test_shards(&m);
-    test_shard_allocator();
-    test_index_scale();
-    test_progress_cancel(&m, path);
-    test_async(&m, path);
-    test_request_errors(&m, path);
-    test_pool(&m, path);
-    test_view(&m, path);
-    test_cut_deterministic();
-    test_changed_file();
-    test_io_auto();
-    test_mixed_run();
-    test_slices_any_dim();
-    test_pages();
-    test_big_tables();
-    test_arena_reuse();
-    test_queued_reads(&m, path);
+    TL_TIMED(test_matrix(&m, path));
+    TL_TIMED(test_coalescing(&m, path));
+    TL_TIMED(test_window_runs());
+    TL_TIMED(test_caller_dst_and_slices(&m, path));
+    TL_TIMED(test_overlap(&m, path));
+    TL_TIMED(test_cast_on_load(&m, path));
+    TL_TIMED(test_new_sources_on_load());
+    TL_TIMED(test_sources(&m, path));
+    TL_TIMED(test_io_faults(&m, path));
+    TL_TIMED(test_huge_tensor());
+    TL_TIMED(test_map_lifetime(&m, path));
+    TL_TIMED(test_shards(&m));
+    TL_TIMED(test_shard_allocator());
+    TL_TIMED(test_index_scale());
+    TL_TIMED(test_progress_cancel(&m, path));
+    TL_TIMED(test_async(&m, path));
+    TL_TIMED(test_request_errors(&m, path));
+    TL_TIMED(test_pool(&m, path));
+    TL_TIMED(test_view(&m, path));
+    TL_TIMED(test_cut_deterministic());
+    TL_TIMED(test_changed_file());
+    TL_TIMED(test_io_auto());
+    TL_TIMED(test_mixed_run());
+    TL_TIMED(test_slices_any_dim());
+    TL_TIMED(test_pages());
+    TL_TIMED(test_big_tables());
+    TL_TIMED(test_arena_reuse());
+    TL_TIMED(test_queued_reads(&m, path));
     {
         /* allocation failures on a smaller checkpoint (the loop runs once per allocation) */
         tl_model s;
@@ -4260,7 +4273,7 @@ int main(void) {
         tl_make_mixed(&s, 40);
         tl_path(sp, sizeof sp, "small.safetensors");
         CHECK(tl_save(&s, 0, s.n, sp));
-        test_alloc_failures(sp);
+        TL_TIMED(test_alloc_failures(sp));
         tl_free_model(&s);
     }
     tl_free_model(&m);
