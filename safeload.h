@@ -940,13 +940,19 @@ static void *sl__realloc(const safeload_allocator *a, void *p, size_t old_n, siz
 
 static void sl__prefault(void *p, size_t n);
 
+/* Zeroes n fresh bytes: populated first where the OS can (the memset touches every page
+   anyway). Returns p. */
+static void *sl__zero_fresh(void *p, size_t n) {
+    sl__prefault(p, n);
+    memset(p, 0, n);
+    return p;
+}
+
 static void *sl__calloc(const safeload_allocator *a, size_t count, size_t size) {
     void *p;
     if (size && count > SIZE_MAX / size) return NULL;
     p = sl__malloc(a, count * size);
-    if (p) sl__prefault(p, count * size);   /* the memset below touches every page anyway */
-    if (p) memset(p, 0, count * size);
-    return p;
+    return p ? sl__zero_fresh(p, count * size) : NULL;
 }
 
 /* count + 1 elements (never a zero-size request), or NULL when that overflows: for arrays
@@ -1742,11 +1748,7 @@ static void *sl__big_calloc(const safeload_allocator *a, size_t count, size_t si
     int zero;
     if (size && count > SIZE_MAX / size) return NULL;
     p = sl__big_alloc(a, count * size, v, 0, &zero);
-    if (p && !zero) {
-        sl__prefault(p, count * size);
-        memset(p, 0, count * size);
-    }
-    return p;
+    return p && !zero ? sl__zero_fresh(p, count * size) : p;
 }
 
 static void sl__big_free(const safeload_allocator *a, void *p) {
@@ -4125,8 +4127,7 @@ SL__INLINE void sl__key_at(sl__keys k, size_t i, const char **s, size_t *n) {
 }
 
 /* big: a file's verdict for its big tables, or NULL (the allocator's memory) */
-static int sl__table_init_big(sl__table *t, size_t n, const safeload_allocator *a,
-                              sl__bigv *big) {
+static int sl__table_init(sl__table *t, size_t n, const safeload_allocator *a, sl__bigv *big) {
     size_t cap = 16;
     while (cap < n * 2 + 2) {
         if (cap > SIZE_MAX / 4 / sizeof(uint64_t)) return 0;
@@ -4137,10 +4138,6 @@ static int sl__table_init_big(sl__table *t, size_t n, const safeload_allocator *
                                 : sl__calloc(a, cap, sizeof(uint64_t)));
     t->mask = cap - 1;
     return t->slots != NULL;
-}
-
-static int sl__table_init(sl__table *t, size_t n, const safeload_allocator *a) {
-    return sl__table_init_big(t, n, a, NULL);
 }
 
 static void sl__table_free(sl__table *t, const safeload_allocator *a) {
@@ -4197,7 +4194,7 @@ static int sl__table_build(sl__table *t, sl__keys k, size_t n, uint64_t k0, uint
     size_t i;
     uint64_t ahead[SL__AHEAD];
     *dup = -1;
-    if (!sl__table_init(t, n, a)) return 0;
+    if (!sl__table_init(t, n, a, NULL)) return 0;
     for (i = 0; i < n + SL__AHEAD; i++) {
         const char *s;
         size_t len;
@@ -4561,7 +4558,7 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
                                            NULL);
         if (hashes) sl__hash_names(f, j.ents, j.n_ents, hashes);
     }
-    if (!hashes || !sl__table_init_big(&f->names, j.n_ents, a, &f->big)) {
+    if (!hashes || !sl__table_init(&f->names, j.n_ents, a, &f->big)) {
         r = SL__OOM(err, path);
         goto done;
     }
@@ -5001,7 +4998,7 @@ static safeload_result sl__check_keys(const sl__nameset *ns, const char *const *
     rep->missing = (const char **)sl__malloc_n(a, n, sizeof(char *));
     rep->unexpected = (const char **)sl__malloc(a, (ns->count + 1) * sizeof(char *));
     memset(&dedup, 0, sizeof dedup);
-    if (!seen || !rep->missing || !rep->unexpected || !sl__table_init(&dedup, n, a)) {
+    if (!seen || !rep->missing || !rep->unexpected || !sl__table_init(&dedup, n, a, NULL)) {
         sl__free(a, seen);
         sl__table_free(&dedup, a);
         safeload_key_report_free(rep);
