@@ -70,28 +70,32 @@ run_test = @mkdir -p $(OK) $(LOG); t0=$$(date +%s); if $(1) > $(LOG)/$(@F).log 2
     touch $@; \
     else cat $(LOG)/$(@F).log; echo "FAILED $(@F) (log: $(LOG)/$(@F).log)"; exit 1; fi
 
+# The native test programs build as Ubuntu's gcc builds by default, with glibc's fortified
+# string functions (level 3): gcc warns there where it does not otherwise, and -Werror would
+# stop a user's `make test`. Linux only, and only when CFLAGS optimise (fortify needs it).
+TFLAGS := $(CFLAGS) $(if $(and $(filter Linux,$(shell uname -s)),$(filter -O1 -O2 -O3 -Os -Og -Ofast,$(CFLAGS))),-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3)
 $(BUILD)/impl.o: tests/impl.c $(HDR) | $(BUILD)
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -c $< -o $@
+	$(CC) $(STD) $(WARN) $(TFLAGS) -I. -c $< -o $@
 $(BUILD)/san/impl.o: tests/impl.c $(HDR) | $(BUILD)/san
 	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -I. -c $< -o $@
-# gcc's sanitizer builds, with glibc's fortified string functions as Ubuntu's gcc turns them
-# on by default: every unit test builds (gcc then warns where clang does not, and -Werror
-# stops a user's `make test`), and the cast tests run (gcc lays out over-aligned locals
-# differently from clang under ASan's fake stack: an AVX-512 kernel's tail once faulted there)
+# gcc's sanitizer builds, with fortified glibc: the implementation (gcc warns under ASan where
+# clang does not), the tests that link it, and the cast tests, run (gcc lays out over-aligned
+# locals differently from clang under ASan's fake stack: an AVX-512 kernel's tail once faulted
+# there). Every unit test builds fortified natively (TFLAGS).
 GSAN := -O1 -g $(SAN) -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3
 $(BUILD)/gsan/impl.o: tests/impl.c $(HDR) | $(BUILD)/gsan
 	$(CC) $(STD) $(WARN) $(GSAN) -I. -c $< -o $@
 
 # the unit tests on the shared implementation object
 $(addprefix $(BUILD)/,$(SHARED_UNIT)): $(BUILD)/%: tests/%.c $(TESTH) $(BUILD)/impl.o
-	$(CC) $(STD) $(WARN) $(CFLAGS) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/impl.o -o $@ $(LDLIBS)
+	$(CC) $(STD) $(WARN) $(TFLAGS) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/impl.o -o $@ $(LDLIBS)
 $(addprefix $(BUILD)/san/,$(SHARED_UNIT)): $(BUILD)/san/%: tests/%.c $(TESTH) $(BUILD)/san/impl.o
 	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/san/impl.o -o $@ $(LDLIBS)
 $(addprefix $(BUILD)/gsan/,$(SHARED_UNIT)): $(BUILD)/gsan/%: tests/%.c $(TESTH) $(BUILD)/gsan/impl.o
 	$(CC) $(STD) $(WARN) $(GSAN) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/gsan/impl.o -o $@ $(LDLIBS)
 # every other test: its own implementation
 $(BUILD)/test_%: tests/test_%.c $(TESTH) | $(BUILD)
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests $< -o $@ $(LDLIBS)
+	$(CC) $(STD) $(WARN) $(TFLAGS) -I. -Itests $< -o $@ $(LDLIBS)
 $(BUILD)/san/test_%: tests/test_%.c $(TESTH) | $(BUILD)/san
 	$(CLANG) $(STD) $(WARN) -O1 -g $(SAN) -I. -Itests $< -o $@ $(LDLIBS)
 $(BUILD)/gsan/test_%: tests/test_%.c $(TESTH) | $(BUILD)/gsan
@@ -104,7 +108,7 @@ $(OK)/test_%: $(BUILD)/test_% $(TESTDATA)
 # the format tests again with every header of 64 bytes and up parsed in parts on 4 threads:
 # each error id, offset and message must still be the one-thread parse's
 $(BUILD)/split/test_format: tests/test_format.c $(TESTH) | $(BUILD)/split
-	$(CC) $(STD) $(WARN) $(CFLAGS) -DSAFELOAD_PARSE_SPLIT_MIN=64 -I. -Itests $< -o $@ $(LDLIBS)
+	$(CC) $(STD) $(WARN) $(TFLAGS) -DSAFELOAD_PARSE_SPLIT_MIN=64 -I. -Itests $< -o $@ $(LDLIBS)
 $(OK)/split-test_format: $(BUILD)/split/test_format $(TESTDATA)
 	$(call run_test,env SAFELOAD_NUM_THREADS=4 ./$<)
 # its split test (a 1.6 MB header mutated next to its cuts, 2-8 threads against one) with
@@ -112,13 +116,13 @@ $(OK)/split-test_format: $(BUILD)/split/test_format $(TESTDATA)
 # mapping: 4 KiB pages measured dear, huge ones cheap (all 140,000 checks that way: 40 s of
 # mmap and munmap here, too slow for every run)
 $(BUILD)/split/big_test_format: tests/test_format.c $(TESTH) | $(BUILD)/split
-	$(CC) $(STD) $(WARN) $(CFLAGS) -DSAFELOAD_PARSE_SPLIT_MIN=64 -DSAFELOAD_BIG_MIN=64 \
+	$(CC) $(STD) $(WARN) $(TFLAGS) -DSAFELOAD_PARSE_SPLIT_MIN=64 -DSAFELOAD_BIG_MIN=64 \
 	    '-DSAFELOAD_BIG_NS(huge,ns)=((huge) ? 1000 : 100000)' -I. -Itests $< -o $@ $(LDLIBS)
 $(OK)/big-test_format: $(BUILD)/split/big_test_format $(TESTDATA)
 	$(call run_test,env SAFELOAD_NUM_THREADS=4 SAFELOAD_TEST_SPLIT_ONLY=1 ./$<)
 test-unit: $(UNIT_OK) $(OK)/split-test_format $(OK)/big-test_format
 
-UNIT_GSAN := $(addprefix $(BUILD)/gsan/,$(UNIT))
+UNIT_GSAN := $(addprefix $(BUILD)/gsan/,test_cast $(SHARED_UNIT))
 SAN_OK := $(addprefix $(OK)/san-,$(UNIT)) $(OK)/gsan-test_cast
 SAN_RUN := ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 SAFELOAD_TEST_QUICK=1
 $(OK)/san-%: $(BUILD)/san/% $(TESTDATA)
@@ -168,14 +172,14 @@ test-readme: $(OK)/readme
 # documented trap) when they sit in a static archive nothing else pulls in. Both link the
 # implementation as its own object, as the README's safeload_impl.c.
 $(BUILD)/weak_hooks_def.o: tests/weak_hooks_def.c tests/fakedev.h $(HDR) | $(BUILD)
-	$(CC) $(STD) $(WARN) $(CFLAGS) -I. -Itests -c $< -o $@
+	$(CC) $(STD) $(WARN) $(TFLAGS) -I. -Itests -c $< -o $@
 $(BUILD)/libweakhooks.a: $(BUILD)/weak_hooks_def.o
 	rm -f $@ && ar rcs $@ $<
 $(BUILD)/test_weak: tests/test_weak.c $(TESTH) $(BUILD)/weak_hooks_def.o $(BUILD)/impl.o
-	$(CC) $(STD) $(WARN) $(CFLAGS) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/weak_hooks_def.o \
+	$(CC) $(STD) $(WARN) $(TFLAGS) -DSL_TEST_SHARED_IMPL -I. -Itests $< $(BUILD)/weak_hooks_def.o \
 	    $(BUILD)/impl.o -o $@ $(LDLIBS)
 $(BUILD)/test_weak_archive: tests/test_weak.c $(TESTH) $(BUILD)/libweakhooks.a $(BUILD)/impl.o
-	$(CC) $(STD) $(WARN) $(CFLAGS) -DSL_TEST_SHARED_IMPL -DEXPECT_MISSING -I. -Itests $< \
+	$(CC) $(STD) $(WARN) $(TFLAGS) -DSL_TEST_SHARED_IMPL -DEXPECT_MISSING -I. -Itests $< \
 	    $(BUILD)/impl.o -L$(BUILD) -lweakhooks -o $@ $(LDLIBS)
 $(OK)/weak: $(BUILD)/test_weak
 	$(call run_test,./$<)
@@ -247,6 +251,11 @@ ARM32 := $(STD) $(WARN) -O2 -static -D_FILE_OFFSET_BITS=64 -I. -Itests
 # at a time.
 $(BUILD)/arm32/test_%: tests/test_%.c $(TESTH) | $(BUILD)/arm32
 	$(ARM32_CC) $(ARM32) $< -o $@ $(LDLIBS)
+# (test_writer and test_device link one implementation object, as in make test)
+$(BUILD)/arm32/impl.o: tests/impl.c $(HDR) | $(BUILD)/arm32
+	$(ARM32_CC) $(ARM32) -c $< -o $@
+$(addprefix $(BUILD)/arm32/,$(SHARED_UNIT)): $(BUILD)/arm32/%: tests/%.c $(TESTH) $(BUILD)/arm32/impl.o
+	$(ARM32_CC) $(ARM32) -DSL_TEST_SHARED_IMPL $< $(BUILD)/arm32/impl.o -o $@ $(LDLIBS)
 $(BUILD)/arm32/safeload: examples/safeload_cli.c $(HDR) | $(BUILD)/arm32
 	$(ARM32_CC) $(ARM32) $< -o $@ $(LDLIBS)
 arm32-run-test_%: $(BUILD)/arm32/test_%
@@ -266,6 +275,10 @@ QEMU_S390X ?= qemu-s390x
 S390X := $(STD) $(WARN) -O2 -static -I. -Itests
 $(BUILD)/s390x/test_%: tests/test_%.c $(TESTH) | $(BUILD)/s390x
 	$(S390X_CC) $(S390X) $< -o $@ $(LDLIBS)
+$(BUILD)/s390x/impl.o: tests/impl.c $(HDR) | $(BUILD)/s390x
+	$(S390X_CC) $(S390X) -c $< -o $@
+$(addprefix $(BUILD)/s390x/,$(SHARED_UNIT)): $(BUILD)/s390x/%: tests/%.c $(TESTH) $(BUILD)/s390x/impl.o
+	$(S390X_CC) $(S390X) -DSL_TEST_SHARED_IMPL $< $(BUILD)/s390x/impl.o -o $@ $(LDLIBS)
 $(BUILD)/s390x/safeload: examples/safeload_cli.c $(HDR) | $(BUILD)/s390x
 	$(S390X_CC) $(S390X) $< -o $@ $(LDLIBS)
 be-run-test_%: $(BUILD)/s390x/test_%
@@ -283,7 +296,9 @@ test-be: $(addprefix be-run-,$(UNIT) cli same strict)
 # ASan does not see). tests/msan_stat.c marks what stat/fstat/lstat fill as initialised:
 # clang 14's runtime does not intercept glibc 2.33's versions of them. RUNNER=env skips the
 # CLI cases that need an address-space limit or the LD_PRELOAD shim.
-MSAN_CC := -O1 -g -fsanitize=memory -fsanitize-memory-track-origins -fno-omit-frame-pointer
+# MSAN_ORIGINS=1 also tracks where each uninitialised value came from (reports name the
+# allocation; runs take about 1.4x as long)
+MSAN_CC := -O1 -g -fsanitize=memory $(if $(MSAN_ORIGINS),-fsanitize-memory-track-origins) -fno-omit-frame-pointer
 MSAN := $(MSAN_CC) -Wl,--wrap=fstat64 -Wl,--wrap=stat64 -Wl,--wrap=lstat64
 # (as test-32: `make -j2 test-msan` builds and runs two at a time; test_writer and test_device
 # link one MSan implementation object, as in make test)

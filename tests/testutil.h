@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <time.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TU_UNUSED __attribute__((unused))
@@ -41,6 +42,27 @@ TU_UNUSED static int tu_finish(const char *name) {
     printf("%s: %d checks passed\n", name, tu_checks);
     return 0;
 }
+
+/* A test program's parts: TU_PART(test_pages()) runs one, and prints its seconds on stderr
+   when SAFELOAD_TEST_TIMES is set (where a slow runner, a sanitizer or qemu, spends its
+   time); SAFELOAD_TEST_ONLY=test_pages (a part's name, or the start of several names) runs
+   those parts alone. Wall-clock seconds (the CPU clock where there is no POSIX one). */
+TU_UNUSED static double tu_now(void) {
+#if defined(CLOCK_MONOTONIC) && !defined(_WIN32)
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
+}
+TU_UNUSED static int tu_part_on(const char *call) {
+    const char *only = getenv("SAFELOAD_TEST_ONLY");
+    return !only || !*only || strncmp(call, only, strlen(only)) == 0;
+}
+#define TU_PART(call) do { double tu_t0_ = tu_now(); if (!tu_part_on(#call)) break; call; \
+    if (getenv("SAFELOAD_TEST_TIMES")) \
+        fprintf(stderr, "  %7.2f s  %s\n", tu_now() - tu_t0_, #call); } while (0)
 
 /* FNV-1a 64, the checksum used by MANIFEST.txt and `safeload load --checksum`. */
 TU_UNUSED static uint64_t tu_fnv1a(const void *data, size_t n, uint64_t h) {
