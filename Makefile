@@ -73,7 +73,8 @@ run_test = @mkdir -p $(OK) $(LOG); t0=$$(date +%s); if $(1) > $(LOG)/$(@F).log 2
 # The native test programs build as Ubuntu's gcc builds by default, with glibc's fortified
 # string functions (level 3): gcc warns there where it does not otherwise, and -Werror would
 # stop a user's `make test`. Linux only, and only when CFLAGS optimise (fortify needs it).
-TFLAGS := $(CFLAGS) $(if $(and $(filter Linux,$(shell uname -s)),$(filter -O1 -O2 -O3 -Os -Og -Ofast,$(CFLAGS))),-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3)
+UNAME := $(shell uname -s)
+TFLAGS := $(CFLAGS) $(if $(and $(filter Linux,$(UNAME)),$(filter -O1 -O2 -O3 -Os -Og -Ofast,$(CFLAGS))),-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3)
 $(BUILD)/impl.o: tests/impl.c $(HDR) | $(BUILD)
 	$(CC) $(STD) $(WARN) $(TFLAGS) -I. -c $< -o $@
 $(BUILD)/san/impl.o: tests/impl.c $(HDR) | $(BUILD)/san
@@ -133,7 +134,7 @@ test-san: $(SAN_OK) $(UNIT_GSAN)
 
 # fail_io.so (tests/fail_io.c) makes reads and opens fail on cue for the CLI's error tests;
 # an LD_PRELOAD shim, so Linux only (elsewhere those tests are skipped, and test_cli.sh says so)
-FAIL_IO_SO := $(if $(filter Linux,$(shell uname -s)),$(BUILD)/fail_io.so)
+FAIL_IO_SO := $(if $(filter Linux,$(UNAME)),$(BUILD)/fail_io.so)
 $(BUILD)/fail_io.so: tests/fail_io.c | $(BUILD)
 	$(CC) -shared -fPIC -O1 $< -o $@ -ldl
 $(OK)/cli: $(CLI) $(FAIL_IO_SO) tests/test_cli.sh tests/show_cmp.sh $(TESTDATA)

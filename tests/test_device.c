@@ -28,11 +28,6 @@ static int td_uring_probe(void) {
 static int td_uring_probe(void) { return 0; }
 #endif
 
-/* SAFELOAD_TEST_QUICK (sanitizer and qemu runs): two threads and one other count per case,
-   fewer failure points; the native run tries them all */
-static int td_quick(void) { return getenv("SAFELOAD_TEST_QUICK") != NULL; }
-static int td_skip_threads(int th, int k) { return td_quick() && th != 2 && th != 1 + k % 4; }
-
 typedef struct td_tensor { char name[64]; safeload_dtype dt; uint64_t shape[2]; unsigned char *data; uint64_t n; } td_tensor;
 static td_tensor td[400];
 static size_t td_n;
@@ -120,7 +115,7 @@ static void test_device_loads(fake_dev *dev) {
                 safeload_result r;
                 size_t i;
                 int bad = 0;
-                if (td_skip_threads(th, cfg * 2 + io)) continue;
+                if (tu_skip_threads(th, cfg * 2 + io)) continue;
                 memset(&d, 0, sizeof d);
                 d.threads = th;
                 d.io = (safeload_io)io;
@@ -452,7 +447,7 @@ static void test_hook_failures(fake_dev *dev) {
     safeload_arena_free(arena);
     memcpy(calls, dev->calls, sizeof calls);
     for (hook = 0; hook < FD_NHOOKS; hook++) {
-        long k, most = td_quick() ? 20 : 60, step = calls[hook] > most ? calls[hook] / most : 1;
+        long k, most = tu_quick() ? 20 : 60, step = calls[hook] > most ? calls[hook] / most : 1;
         CHECK(calls[hook] > 0);
         for (k = 0; k < calls[hook]; k += step) {
             safeload_result r;
@@ -929,7 +924,7 @@ static void test_device_slices(fake_dev *dev) {
                 safeload_result r;
                 safeload_load_stats st;
                 int bad = 0;
-                if (td_skip_threads(th, src * 2 + cfg)) continue;
+                if (tu_skip_threads(th, src * 2 + cfg)) continue;
                 if (src == 0) CHECK(safeload_open_memory(&f, td_img, td_size, NULL, &e) == SAFELOAD_OK);
                 else CHECK(safeload_open(&f, path, NULL, &e) == SAFELOAD_OK);
                 memset(&d, 0, sizeof d);
@@ -977,7 +972,7 @@ static void test_device_slices(fake_dev *dev) {
                 d.hooks = fd_hooks(dev);
                 d.pinned_size = 8192;
                 d.staging_size = 4096;
-                fd_reset_counters(dev, hook, k * (td_quick() ? 21 : 7));
+                fd_reset_counters(dev, hook, k * (tu_quick() ? 21 : 7));
                 td_slice_requests(dev, rq, own, 0);
                 r = safeload_load_file(f, rq, td_n, &d, &arena, &e);
                 if (r == SAFELOAD_OK) {
@@ -985,7 +980,7 @@ static void test_device_slices(fake_dev *dev) {
                     for (i = 0; i < td_n; i++) bad += !td_slice_expect(&rq[i], i);
                     CHECK(bad == 0);
                     safeload_arena_free(arena);
-                    if (dev->calls[hook] <= k * (td_quick() ? 21 : 7)) break;   /* past the last */
+                    if (dev->calls[hook] <= k * (tu_quick() ? 21 : 7)) break;   /* past the last */
                     continue;
                 }
                 CHECK_MSG(r == SAFELOAD_HOOK_FAILED, "hook %d at %ld: %s", hook, k, e.message);

@@ -368,16 +368,11 @@ static int tl_check_loaded(const tl_model *m, const safeload_request *rq, size_t
     return bad == 0;
 }
 
-/* SAFELOAD_TEST_QUICK (sanitizer runs): fewer thread counts and fault positions. */
-static int tl_quick(void) { return getenv("SAFELOAD_TEST_QUICK") != NULL; }
 /* the next failure point a fault loop tries: each one, or when quick the first four and then
    a quarter further each time (4, 5, 6, 7, 8, 10, 12, 15, 18, ...: the early reads and
    allocations, where the setup's paths are, closely; a sanitizer pays 35x for each load of
    random slices) */
-static long tl_fault_step(long k) { return tl_quick() && k >= 4 ? 1 + k / 4 : 1; }
-/* when quick, a loop over thread counts runs two threads and 1 + k % 4 (k: the case, so that
-   the cases of a loop between them still run one, two, three and four threads) */
-static int tl_skip_threads(int th, int k) { return tl_quick() && th != 2 && th != 1 + k % 4; }
+static long tl_fault_step(long k) { return tu_quick() && k >= 4 ? 1 + k / 4 : 1; }
 
 /* ---- single files: threads x I/O modes x chunk sizes, arena and caller destinations ---- */
 static void test_matrix(const tl_model *m, const char *path) {
@@ -389,7 +384,7 @@ static void test_matrix(const tl_model *m, const char *path) {
     int th, io, c;
     CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
     CHECK_EQ_U64(safeload_model_tensor_count(mod), m->n);
-    for (th = 1; th <= 8; th += tl_quick() ? 3 : 1)
+    for (th = 1; th <= 8; th += tu_quick() ? 3 : 1)
         for (io = 0; io < 4; io++)
             for (c = 0; c < 2; c++) {
                 safeload_load_desc d;
@@ -397,7 +392,7 @@ static void test_matrix(const tl_model *m, const char *path) {
                 safeload_loaded *l = NULL;
                 safeload_result r;
                 /* AUTO reads this cached file as READ does: one thread count of it is enough */
-                if (ios[io] == SAFELOAD_IO_AUTO && th != (tl_quick() ? 4 : 2)) continue;
+                if (ios[io] == SAFELOAD_IO_AUTO && th != (tu_quick() ? 4 : 2)) continue;
                 memset(&d, 0, sizeof d);
                 d.threads = th;
                 d.io = ios[io];
@@ -655,7 +650,7 @@ static void test_cast_on_load(const tl_model *m, const char *path) {
             size_t k;
             int bad = 0;
             if (io == SAFELOAD_IO_AUTO && th != 2) continue;      /* as READ on a cached file */
-            if (tl_skip_threads(th, io)) continue;
+            if (tu_skip_threads(th, io)) continue;
             memset(&d, 0, sizeof d);
             d.threads = th;
             d.io = (safeload_io)io;
@@ -1011,7 +1006,7 @@ static void test_sources(const tl_model *m, const char *path) {
     }
     for (th = 1; th <= 4; th++) {
         safeload_load_desc d;
-        if (tl_skip_threads(th, 0)) continue;
+        if (tu_skip_threads(th, 0)) continue;
         memset(&d, 0, sizeof d);
         d.threads = th;
         d.chunk_size = th == 2 ? 8192 : 0;
@@ -1144,7 +1139,7 @@ static void test_io_faults(const tl_model *m, const char *path) {
     CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
     safeload_loaded_free(l);
     reads = fi_count;
-    for (k = 0; k <= reads; k += tl_quick() ? 1 + reads / 50 : 1) {
+    for (k = 0; k <= reads; k += tu_quick() ? 1 + reads / 50 : 1) {
         safeload_result r;
         d.threads = 1 + (int)(k % 4);
         fi_set(FI_FAIL_AT, k);
@@ -1189,7 +1184,7 @@ static void test_shard_allocator(void) {
     int round, with_realloc;
     snprintf(sub, sizeof sub, "%s/sharded", tl_dir);
     for (with_realloc = 0; with_realloc < 2; with_realloc++)
-        for (round = 0; round < (tl_quick() ? 3 : 10); round++) {
+        for (round = 0; round < (tu_quick() ? 3 : 10); round++) {
             tl_excl x;
             safeload_model_desc md;
             safeload_model *mod = NULL;
@@ -1271,7 +1266,7 @@ static void test_shards(const tl_model *m) {
     tl_write_index(m, idx, NULL, shard_of);
 
     /* the index file, and the directory holding it */
-    for (th = 1; th <= 8; th += tl_quick() ? 3 : 1) {
+    for (th = 1; th <= 8; th += tu_quick() ? 3 : 1) {
         safeload_load_desc d;
         uint64_t h = TU_FNV_BASIS, want = TU_FNV_BASIS;
         const char *open_path = th % 2 ? idx : sub;
@@ -1819,8 +1814,8 @@ static void test_progress_cancel(const tl_model *m, const char *path) {
     CHECK(tl_check_loaded(m, l->tensors, l->count));
     safeload_loaded_free(l);
     /* cancel at every call, several thread counts: CANCELLED, nothing loaded, nothing leaked */
-    for (th = 1; th <= 4; th += tl_quick() ? 2 : 1)
-        for (k = 1; k <= total_calls; k += tl_quick() ? 3 : 1) {
+    for (th = 1; th <= 4; th += tu_quick() ? 2 : 1)
+        for (k = 1; k <= total_calls; k += tu_quick() ? 3 : 1) {
             safeload_result r;
             memset(&pg, 0, sizeof pg);
             pg.monotonic = 1;
@@ -1952,7 +1947,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
                     safeload_result r;
                     /* when quick: 2 and 5 threads at depth 32 only, and half the chunk and
                        dtype pairs at each depth (the other half at the next) */
-                    if (tl_quick() && (((ti & 1) && di != 5) || ((di + ci + dt) & 1))) continue;
+                    if (tu_quick() && (((ti & 1) && di != 5) || ((di + ci + dt) & 1))) continue;
                     /* no io_uring (qemu-user, old kernels): the fallback, a few shapes of it */
                     if (!uring && (di > 1 || ti > 1 || ci)) continue;
                     tl_registered = 0;
@@ -2055,7 +2050,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
             safeload_loaded_free(l);
             total = tl_aio_done;
             CHECK(total > 8);
-            for (at = 0; at < total; at += tl_quick() ? 1 + total / 20 : 1) {
+            for (at = 0; at < total; at += tu_quick() ? 1 + total / 20 : 1) {
                 safeload_result r;
                 memset(&d, 0, sizeof d);
                 d.io = SAFELOAD_IO_DIRECT;
@@ -2207,7 +2202,7 @@ static void test_async(const tl_model *m, const char *path) {
     /* the bytes of a synchronous load; the job's figures, the caller's callback and the
        stats all see the whole load */
     for (th = 1; th <= 4; th++) {
-        if (tl_skip_threads(th, 3)) continue;
+        if (tu_skip_threads(th, 3)) continue;
         memset(&d, 0, sizeof d);
         memset(&pg, 0, sizeof pg);
         pg.monotonic = 1;
@@ -2376,7 +2371,7 @@ static void test_alloc_failures(const char *path) {
             safeload_result r;
             /* when quick, past the first four a third of the points, each mode its own third:
                the four modes together still fail every allocation the load makes */
-            if (tl_quick() && k >= 4 && k <= need && k % 3 != io % 3) continue;
+            if (tu_quick() && k >= 4 && k <= need && k % 3 != io % 3) continue;
             memset(&md, 0, sizeof md);
             memset(&d, 0, sizeof d);
             md.open.allocator = tl_allocator(&ta, k);
@@ -3447,7 +3442,7 @@ static void test_slices_any_dim(void) {
     CHECK(tl_save(&s, 0, s.n, path));
     img = tu_slurp(path, &imgn);
     /* sources: a file in each I/O mode, memory, a reader with short reads */
-    for (round = 0; round < (tl_quick() ? 2 : 4); round++)
+    for (round = 0; round < (tu_quick() ? 2 : 4); round++)
         for (src = 0; src < 6; src++)
             for (th = 1; th <= 4; th++) {
                 safeload_load_desc d;
@@ -3457,7 +3452,7 @@ static void test_slices_any_dim(void) {
                 tl_reader tr;
                 uint64_t lo = 0, hi = 0;
                 int caller = (th + round) % 2, bad;
-                if (tl_quick() && th != 1 + (round + src) % 4) continue;
+                if (tu_quick() && th != 1 + (round + src) % 4) continue;
                 n = tl_slice_cases(&s, c, CAP);
                 memset(&d, 0, sizeof d);
                 d.threads = th;
@@ -3723,7 +3718,7 @@ static void test_pages(void) {
     for (pol = 0; pol <= 2; pol++)
         for (th = 1; th <= 2; th++)
             for (io = 0; io < 2; io++) {
-                if (tl_quick() && (pol + th + io) % 2) continue;    /* quick: half of them */
+                if (tu_quick() && (pol + th + io) % 2) continue;    /* quick: half of them */
                 st = tl_pages_load(&m, mod, (safeload_pages)pol, th, ios[io]);
                 if (pol == SAFELOAD_PAGES_NORMAL) {
                     CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
@@ -3748,7 +3743,7 @@ static void test_pages(void) {
         tl_big_mode = k;
         for (th = 1; th <= 2; th++)
             for (io = 0; io < 2; io++) {
-                if (tl_quick() && (k + th + io) % 2) continue;      /* quick: half of them */
+                if (tu_quick() && (k + th + io) % 2) continue;      /* quick: half of them */
                 tl_big_probes = 0;
                 st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, ios[io]);
                 CHECK_EQ_U64(tl_big_probes, 1);

@@ -400,11 +400,9 @@ static void ts_free(void *user, void *p) {
     if (p) { __atomic_fetch_sub(&a->live, 1, __ATOMIC_SEQ_CST); free(p); }
 }
 
-/* SAFELOAD_TEST_QUICK (sanitizer and qemu runs): fewer failure points (the native run tries
-   every one): reads a quarter further apart each time past the first few, and allocations
-   each rank its own third past the first four (the three ranks together fail each one) */
-static int ts_quick(void) { return getenv("SAFELOAD_TEST_QUICK") != NULL; }
-
+/* When quick (tu_quick), reads fail a quarter further apart each time past the first few, and
+   allocations each rank its own third past the first four (the three ranks together still
+   fail each one). */
 static void test_share_failures(void) {
     fc w;
     ts_job jobs[FC_MAXR];
@@ -413,7 +411,7 @@ static void test_share_failures(void) {
     ts_reference(1);
     for (fr = 0; fr < world; fr++) {
         /* reads failing on rank fr (every 3rd read of its, to its last) */
-        for (k = 0;; k += ts_quick() && k >= 12 ? 3 + k / 4 : 3) {
+        for (k = 0;; k += tu_quick() && k >= 12 ? 3 + k / 4 : 3) {
             int ok = 1;
             ts_run(&w, jobs, world, 1, 1);  /* one thread: every read is the rank's own */
             ts_fail_rank = fr;
@@ -436,7 +434,7 @@ static void test_share_failures(void) {
         for (k = 0;; k++) {
             ts_alloc a;
             int ok = 1;
-            if (ts_quick() && k >= 4 && k % 3 != fr % 3) continue;
+            if (tu_quick() && k >= 4 && k % 3 != fr % 3) continue;
             memset(&a, 0, sizeof a);
             a.fail_at = k;
             ts_run(&w, jobs, world, 1, 2);

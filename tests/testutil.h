@@ -64,6 +64,15 @@ TU_UNUSED static int tu_part_on(const char *call) {
     if (getenv("SAFELOAD_TEST_TIMES")) \
         fprintf(stderr, "  %7.2f s  %s\n", tu_now() - tu_t0_, #call); } while (0)
 
+/* SAFELOAD_TEST_QUICK (the sanitizer and qemu runs): a test tries fewer cases and failure
+   points there, still reaching each path; the native run tries every one. */
+TU_UNUSED static int tu_quick(void) { return getenv("SAFELOAD_TEST_QUICK") != NULL; }
+/* When quick, a loop over thread counts runs two threads and 1 + k % 4 (k: the case, so the
+   cases of a loop between them still run one, two, three and four threads). */
+TU_UNUSED static int tu_skip_threads(int th, int k) {
+    return tu_quick() && th != 2 && th != 1 + k % 4;
+}
+
 /* FNV-1a 64, the checksum used by MANIFEST.txt and `safeload load --checksum`. */
 TU_UNUSED static uint64_t tu_fnv1a(const void *data, size_t n, uint64_t h) {
     const unsigned char *p = (const unsigned char *)data;
