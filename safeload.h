@@ -1669,7 +1669,22 @@ SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
 typedef struct sl__bigv {
     int state;                  /* 0 not measured, 1 huge pages, 2 the allocator's memory */
     uint64_t ns_4k;             /* the probe: ns per fresh 4 KiB page */
+    uint64_t ns_2m;             /* the first huge page's cost, ns (0: not timed) */
 } sl__bigv;
+
+#define SL__BIG_MEASURE 1               /* sl__big_alloc: take the verdict (a file's header) */
+#define SL__BIG_WHOLE 2                 /* the caller writes every byte at once (a table) */
+
+/* Whether n bytes go on huge pages under the verdict: from SAFELOAD_BIG_MIN up, or from a
+   quarter of it (a 25,000-name table: 512 KiB) when the huge page timed cost less than the
+   4 KiB pages the block would fault in: all of them for a block written whole, half for one
+   sized ahead of its use (a parse's arrays). */
+SL__MAYBE_UNUSED static int sl__big_fits(const sl__bigv *v, size_t n, int how) {
+    size_t pages = n / ((how & SL__BIG_WHOLE) ? 4096 : 8192);
+    if (n >= (size_t)SAFELOAD_BIG_MIN) return 1;
+    return v->state == 1 && n >= (size_t)SAFELOAD_BIG_MIN / 4 && v->ns_2m &&
+           v->ns_2m < v->ns_4k * pages;
+}
 
 #if defined(SL__HAVE_PAGES)
 /* ns per 4 KiB page of 16 fresh ones, populated then written as the library's tables and
@@ -1690,15 +1705,15 @@ static uint64_t sl__big_probe(void) {
 #endif
 
 /* n bytes (uninitialised unless *zero, when asked for, comes back 1: fresh mapped pages), by
-   the verdict v (measured here when v->state is 0 and measure is set); free with sl__big_free
-   only */
-static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, int measure,
+   the verdict v (measured here when v->state is 0 and how has SL__BIG_MEASURE); free with
+   sl__big_free only */
+static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, int how,
                            int *zero) {
     unsigned char *b;
+    int measure = how & SL__BIG_MEASURE;
     if (zero) *zero = 0;
 #if defined(SL__HAVE_PAGES)
-    if (!(a && a->alloc) && !SL__USER_MALLOC && n >= (size_t)SAFELOAD_BIG_MIN &&
-        n < SIZE_MAX / 4) {
+    if (!(a && a->alloc) && !SL__USER_MALLOC && n < SIZE_MAX / 4 && sl__big_fits(v, n, how)) {
         if (v->state == 0 && measure) {
             v->ns_4k = sl__big_probe();
             v->state = v->ns_4k >= SL__BIG_SLOW_NS ? 1 : 2;
@@ -1718,6 +1733,7 @@ static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, i
                         b[0] = 0;
                         t1 = sl__thread_ns();
                         ns = t0 && t1 > t0 ? (uint64_t)SAFELOAD_BIG_NS(1, t1 - t0) : 0;
+                        v->ns_2m = ns;
                         if (!ns || ns > v->ns_4k * (SL__BIG_HUGE / 4096)) {
                             v->state = 2;              /* dearer: 4 KiB pages from here on */
                             (void)sl__os_advise_pages(b + SL__BIG_HUGE, map - SL__BIG_HUGE, 0);
@@ -1732,7 +1748,7 @@ static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, i
         }
     }
 #else
-    SL__UNUSED(v); SL__UNUSED(measure);
+    SL__UNUSED(v); SL__UNUSED(measure); SL__UNUSED(how);
 #endif
     if (n > SIZE_MAX - SL__BIG_HDR) return NULL;
     b = (unsigned char *)sl__malloc(a, n + SL__BIG_HDR);
@@ -1747,7 +1763,7 @@ static void *sl__big_calloc(const safeload_allocator *a, size_t count, size_t si
     void *p;
     int zero;
     if (size && count > SIZE_MAX / size) return NULL;
-    p = sl__big_alloc(a, count * size, v, 0, &zero);
+    p = sl__big_alloc(a, count * size, v, SL__BIG_WHOLE, &zero);
     return p && !zero ? sl__zero_fresh(p, count * size) : p;
 }
 
@@ -4320,10 +4336,13 @@ static void sl__part_run(void *ctx) {
 }
 
 /* Where part k (k >= 1) of an n-byte header starts: the byte after the first `},` at or past
-   its even share, when a `"` follows and that lies past `after`; 0: nowhere. */
+   its even share, when a `"` follows and that lies past `after`; 0: nowhere. The bytes looked
+   at are read into their own place in the header buffer (part 0's read or the redo writes
+   them again): no buffer of its own to fault in. */
 static uint64_t sl__part_start(const safeload_file *f, uint64_t n, size_t k, size_t parts,
-                               uint64_t after, unsigned char *win) {
+                               uint64_t after) {
     uint64_t m = n / parts * k + n % parts * k / parts, w = SL__MIN(n - m, (uint64_t)SL__SPLIT_SCAN);
+    unsigned char *win = f->header + m;
     size_t i;
     if (w < 3 || sl__source_read(&f->src, f->path, 8 + m, win, (size_t)w, NULL, NULL))
         return 0;
@@ -4352,7 +4371,6 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     uint64_t n = f->header_len, q[SL__SPLIT_MAX + 1];
     size_t parts, k, i, n0, total, cap;
     int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok;
-    unsigned char *win;
     sl__part *pt;
     safeload_error e0, *err0 = j->err;
     *hashes = NULL;
@@ -4362,11 +4380,9 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     parts = (size_t)SL__MIN((uint64_t)SL__MIN(threads, SL__SPLIT_MAX),
                             n / SL__MAX((uint64_t)SAFELOAD_PARSE_SPLIT_MIN / 2, (uint64_t)1));
     if (parts < 2) return 0;
-    if (!(win = (unsigned char *)sl__malloc(a, SL__SPLIT_SCAN))) return 0;
     q[0] = 0;
     for (k = 1, i = 1; k < parts; k++)              /* parts whose start was found */
-        if ((q[i] = sl__part_start(f, n, k, parts, q[i - 1], win)) != 0) i++;
-    sl__free(a, win);
+        if ((q[i] = sl__part_start(f, n, k, parts, q[i - 1])) != 0) i++;
     parts = i;
     q[parts] = n;
     if (parts < 2) return 0;
@@ -4499,7 +4515,8 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
                         (sl__ull)n, (sl__ull)f->src.size);
     f->header_len = n;
     f->data_offset = 8 + n;
-    f->header = (unsigned char *)sl__big_alloc(a, (size_t)n + SL__PAD, &f->big, 1, NULL);
+    f->header = (unsigned char *)sl__big_alloc(a, (size_t)n + SL__PAD, &f->big, SL__BIG_MEASURE,
+                                               NULL);
     if (!f->header) return SL__OOM(err, path);
 
     /* 4 and 5: UTF-8 and JSON in one pass. Strings are checked as they are scanned and
@@ -4554,7 +4571,8 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
         goto done;
     }
     if (!hashes) {                      /* (a split parse hashed the names as it went) */
-        hashes = (uint64_t *)sl__big_alloc(a, (j.n_ents + 1) * sizeof(uint64_t), &f->big, 0,
+        hashes = (uint64_t *)sl__big_alloc(a, (j.n_ents + 1) * sizeof(uint64_t), &f->big,
+                                           SL__BIG_WHOLE,
                                            NULL);
         if (hashes) sl__hash_names(f, j.ents, j.n_ents, hashes);
     }
@@ -4618,7 +4636,8 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     /* the public array in offset order: usually the header order already, else permuted */
     if (order) {
         safeload_tensor *sorted =
-            (safeload_tensor *)sl__big_alloc(a, j.n_ents * sizeof *sorted, j.big, 0, NULL);
+            (safeload_tensor *)sl__big_alloc(a, j.n_ents * sizeof *sorted, j.big, SL__BIG_WHOLE,
+                                             NULL);
         if (!sorted) { r = SL__OOM(err, path); goto done; }
         for (i = 0; i < j.n_ents; i++) sorted[i] = j.ents[order[i]];
         sl__big_free(a, j.ents);
@@ -7387,7 +7406,8 @@ static safeload_result sl__model_index(safeload_model *m, const unsigned char *s
     sl__table_free(&m->names, &m->alloc);
     m->tab = NULL;
     m->refs = n < SIZE_MAX / sizeof(sl__ref) - 1
-                  ? (sl__ref *)sl__big_alloc(&m->alloc, (n + 1) * sizeof(sl__ref), &big, 0,
+                  ? (sl__ref *)sl__big_alloc(&m->alloc, (n + 1) * sizeof(sl__ref), &big,
+                                             SL__BIG_WHOLE,
                                              NULL)
                   : NULL;
     if (!m->refs) return SL__OOM(err, "");
