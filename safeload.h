@@ -1675,18 +1675,18 @@ typedef struct sl__bigv {
 #define SL__BIG_MEASURE 1               /* sl__big_alloc: take the verdict (a file's header) */
 #define SL__BIG_WHOLE 2                 /* the caller writes every byte at once (a table) */
 
+#if defined(SL__HAVE_PAGES)
 /* Whether n bytes go on huge pages under the verdict: from SAFELOAD_BIG_MIN up, or from a
    quarter of it (a 25,000-name table: 512 KiB) when the huge page timed cost less than the
    4 KiB pages the block would fault in: all of them for a block written whole, half for one
    sized ahead of its use (a parse's arrays). */
-SL__MAYBE_UNUSED static int sl__big_fits(const sl__bigv *v, size_t n, int how) {
+static int sl__big_fits(const sl__bigv *v, size_t n, int how) {
     size_t pages = n / ((how & SL__BIG_WHOLE) ? 4096 : 8192);
     if (n >= (size_t)SAFELOAD_BIG_MIN) return 1;
     return v->state == 1 && n >= (size_t)SAFELOAD_BIG_MIN / 4 && v->ns_2m &&
            v->ns_2m < v->ns_4k * pages;
 }
 
-#if defined(SL__HAVE_PAGES)
 /* ns per 4 KiB page of 16 fresh ones, populated then written as the library's tables and
    arenas are; 0 when unknown */
 static uint64_t sl__big_probe(void) {
