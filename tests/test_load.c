@@ -4220,7 +4220,8 @@ static void test_big_tables(void) {
             CHECK_EQ_U64(f->big.ns_2m, mode == 4 ? 20000 : 100000);
             CHECK(f->names.mask + 1 == 2048 && tb_mapped(f->tensors));
             CHECK(tb_mapped(f->names.slots) == (mode == 4));
-            CHECK(tb_mapped(mod->refs) == (mode == 4));
+            /* (refs are 16 KiB less 368 bytes with 32-bit pointers: under the quarter) */
+            CHECK(tb_mapped(mod->refs) == (mode == 4 && 1001 * sizeof(sl__ref) >= 16384));
             CHECK(tb_mapped(f->dims) == (mode == 4));
             CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, NULL, &l, &e) == SAFELOAD_OK);
             if (l) { CHECK(tb_check(l, data, 1000)); safeload_loaded_free(l); }
