@@ -3872,7 +3872,10 @@ static void test_pages(void) {
     tl_populates = 0;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_HUGE, 2, SAFELOAD_IO_MMAP);
     CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-    CHECK(tl_populates == 1);
+    /* no probe here: each worker may ask once before it sees the other's refusal (qemu's
+       scheduling showed both), never once per window */
+    CHECK(st.fresh_bytes > 4 * W);
+    CHECK(tl_populates >= 1 && tl_populates <= 2);
     /* no transparent huge pages (MADV_HUGEPAGE refused): every policy runs 4 KiB pages */
     tl_madv_fail = 1;
     tl_touch_mode = 2;
