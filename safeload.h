@@ -8339,6 +8339,12 @@ struct safeload_arena {
    and a retry there that scraped past it cost more than it won; a passing slow moment, once
    over, measures 1.4-2x. */
 #define SL__HUGE_FAST(huge, normal) ((huge) >= (normal))
+/* The probe stops early, once both kinds are timed, when huge pages run under half the 4 KiB
+   rate: only a second huge window at 1.5x the 4 KiB rate could lift the pair to SL__HUGE_OK (a
+   passing slow moment, which the retries catch), and each probe window costs the load its time
+   alone, before the workers start (a host that took the memory back: 4.5 ms a huge window
+   against 0.9 on 4 KiB pages, docs/loading.md). */
+#define SL__HUGE_LOST(huge, normal) ((huge) * 2 < (normal))
 #ifndef SAFELOAD_TOUCH_NS                /* test seam: the tests make huge pages look slow */
 #  define SAFELOAD_TOUCH_NS(huge, ns) (ns)
 #endif
@@ -9163,7 +9169,7 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
            window is huge: a populate-only window would read 7x faster than the reads find
            those pages, and 4 MiB of them cost the load 4 ms */
         uint64_t ns4 = sl__big_probe();
-        int dear = ns4 >= SL__BIG_SLOW_NS;
+        int dear = ns4 >= SL__BIG_SLOW_NS, lost = 0, measured;
         if (dear) { nb = 4096; nn = ns4; }
         for (k = 0; k < SL__PROBE_WINS; k++) {
             uint64_t a = SL__MAX(lo, (P->first_win + k) * SL__WIN), b = (P->first_win + k + 1) * SL__WIN, ns;
@@ -9173,22 +9179,24 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
             P->next = k + 1;
             if (P->huge) { hb += b - a; hn += ns; } else { nb += b - a; nn += ns; }
             probe_end = b;
+            if (hn && nn && SL__HUGE_LOST(sl__mbps(hb, hn), sl__mbps(nb, nn))) { lost = 1; break; }
         }
+        measured = k == SL__PROBE_WINS || lost;   /* else the advice was refused */
         P->huge_bytes = hb;
         P->huge_mbps = sl__mbps(hb, hn);
         P->normal_mbps = sl__mbps(nb, nn);
         /* huge pages only where they measured fast enough: else 4 KiB for the rest */
-        P->huge = k == SL__PROBE_WINS && hn && nn && SL__HUGE_OK(P->huge_mbps, P->normal_mbps);
+        P->huge = measured && hn && nn && SL__HUGE_OK(P->huge_mbps, P->normal_mbps);
         P->monitor = P->huge && P->populate;
-        if (!P->huge) P->huge_mbps = k == SL__PROBE_WINS ? P->huge_mbps : 0;
-        if (k < SL__PROBE_WINS) P->normal_mbps = 0;     /* advice refused: nothing measured */
+        if (!P->huge) P->huge_mbps = measured ? P->huge_mbps : 0;
+        if (!measured) P->normal_mbps = 0;              /* advice refused: nothing measured */
         P->policy = P->huge ? SAFELOAD_PAGES_HUGE : SAFELOAD_PAGES_NORMAL;
         if (sl__os_advise_pages(base + probe_end, hi - probe_end, P->huge) != 0 && P->huge) {
             P->huge = 0;                    /* no huge pages after all */
             P->monitor = 0;
             P->policy = SAFELOAD_PAGES_NORMAL;
         }
-        if (!P->huge && k == SL__PROBE_WINS && hn && nn) {   /* measured slow: try again later */
+        if (!P->huge && measured && hn && nn) {         /* measured slow: try again later */
             P->gap = SL__RECHECK_WINS;
             P->retry = P->next + P->gap;
         }
