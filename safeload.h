@@ -8339,12 +8339,15 @@ struct safeload_arena {
    and a retry there that scraped past it cost more than it won; a passing slow moment, once
    over, measures 1.4-2x. */
 #define SL__HUGE_FAST(huge, normal) ((huge) >= (normal))
-/* The probe stops early, once both kinds are timed, when huge pages run under half the 4 KiB
-   rate: only a second huge window at 1.5x the 4 KiB rate could lift the pair to SL__HUGE_OK (a
-   passing slow moment, which the retries catch), and each probe window costs the load its time
-   alone, before the workers start (a host that took the memory back: 4.5 ms a huge window
-   against 0.9 on 4 KiB pages, docs/loading.md). */
+/* The probe stops early, once both kinds are timed, when one kind ran at twice the other's rate
+   or more, since each probe window costs the load its time alone, before the workers start.
+   Huge pages under half the 4 KiB rate: only a second huge window at 1.5x the 4 KiB rate could
+   lift the pair to SL__HUGE_OK (a passing slow moment, which the retries catch; a host that took
+   the memory back: 4.5 ms a huge window against 0.9 on 4 KiB pages, docs/loading.md). Huge
+   pages at twice the 4 KiB rate: the second 4 KiB window would be the slowest of the four, and
+   a huge page that turns slow later is what the 8 MiB verdicts watch for. */
 #define SL__HUGE_LOST(huge, normal) ((huge) * 2 < (normal))
+#define SL__HUGE_WON(huge, normal) ((huge) >= (normal) * 2)
 #ifndef SAFELOAD_TOUCH_NS                /* test seam: the tests make huge pages look slow */
 #  define SAFELOAD_TOUCH_NS(huge, ns) (ns)
 #endif
@@ -9169,7 +9172,7 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
            window is huge: a populate-only window would read 7x faster than the reads find
            those pages, and 4 MiB of them cost the load 4 ms */
         uint64_t ns4 = sl__big_probe();
-        int dear = ns4 >= SL__BIG_SLOW_NS, lost = 0, measured;
+        int dear = ns4 >= SL__BIG_SLOW_NS, settled = 0, measured;
         if (dear) { nb = 4096; nn = ns4; }
         for (k = 0; k < SL__PROBE_WINS; k++) {
             uint64_t a = SL__MAX(lo, (P->first_win + k) * SL__WIN), b = (P->first_win + k + 1) * SL__WIN, ns;
@@ -9179,9 +9182,13 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
             P->next = k + 1;
             if (P->huge) { hb += b - a; hn += ns; } else { nb += b - a; nn += ns; }
             probe_end = b;
-            if (hn && nn && SL__HUGE_LOST(sl__mbps(hb, hn), sl__mbps(nb, nn))) { lost = 1; break; }
+            if (hn && nn && (SL__HUGE_LOST(sl__mbps(hb, hn), sl__mbps(nb, nn)) ||
+                             SL__HUGE_WON(sl__mbps(hb, hn), sl__mbps(nb, nn)))) {
+                settled = 1;
+                break;
+            }
         }
-        measured = k == SL__PROBE_WINS || lost;   /* else the advice was refused */
+        measured = k == SL__PROBE_WINS || settled;    /* else the advice was refused */
         P->huge_bytes = hb;
         P->huge_mbps = sl__mbps(hb, hn);
         P->normal_mbps = sl__mbps(nb, nn);

@@ -116,8 +116,8 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     k = __atomic_fetch_add(&tl_touch_huge, 1, __ATOMIC_RELAXED);
     if (tl_touch_mode == 2 || (tl_touch_mode == 3 && k < tl_touch_fast)) return 1000;
     if (tl_touch_mode == 5 && k >= tl_touch_slow) return 1000;
-    /* 6: only the first verdict's windows (huge windows 2-5: after the probe's two) slow */
-    if (tl_touch_mode == 6 && (k < 2 || k >= 6)) return 1000;
+    /* 6: only the first verdict's windows (huge windows 1-4: after the probe's one) slow */
+    if (tl_touch_mode == 6 && (k < 1 || k >= 5)) return 1000;
     return 100000000;
 }
 
@@ -3811,13 +3811,23 @@ static void test_pages(void) {
                                                    : W + tl_retry_bytes(st.fresh_bytes, 6, 4));
         }
     }
-    /* huge pages fast: AUTO keeps them throughout */
+    /* huge pages fast: AUTO keeps them throughout; at twice the 4 KiB rate or more the
+       probe's first pair settles it */
     tl_touch_mode = 2;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);  /* all but 2 probe windows */
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - W);    /* all but the probe's 4 KiB one */
         CHECK(st.touch_huge_mbps > 1000000 && st.touch_normal_mbps == 2097);
+    }
+    /* the line: huge pages at exactly twice the 4 KiB rate stop the probe, a little under it
+       they do not (both 4 KiB windows timed) */
+    tl_touch_mode = 4;
+    for (th = 1; th <= 2; th++) {
+        tl_touch_huge_ns = th == 1 ? 500000 : 510000;
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - (uint64_t)th * W);
     }
     /* 4 KiB pages dear (8 us a page by the 16-page probe): no 4 KiB probe windows, every
        window huge; slow huge pages (20 MB/s) still lose to them */
@@ -3838,15 +3848,15 @@ static void test_pages(void) {
     /* huge pages turn slow after the probe: two slow verdicts in a row (8 MiB each) switch
        the rest, and a retry 4 windows after that would find them still slow */
     tl_touch_mode = 3;
-    tl_touch_fast = 2;
+    tl_touch_fast = 1;                                  /* the probe's one */
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
-        /* probe 2 + two verdicts' 4 (windows 4-11), retries from window 16 (past this load);
+        /* probe 1 + two verdicts' 4 (windows 2-9), retries from window 14 (past this load);
            with two threads the other worker may take a window or two more meanwhile */
-        CHECK(st.fresh_bytes > 12 * W);
-        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 10 * W + tl_retry_bytes(st.fresh_bytes, 16, 4));
-        CHECK(st.huge_bytes >= 10 * W && st.huge_bytes <= st.fresh_bytes);
+        CHECK(st.fresh_bytes > 10 * W);
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 9 * W + tl_retry_bytes(st.fresh_bytes, 14, 4));
+        CHECK(st.huge_bytes >= 9 * W && st.huge_bytes <= st.fresh_bytes);
         CHECK_EQ_U64(st.touch_huge_mbps, 20);
     }
     /* one slow verdict alone (a passing moment) changes nothing: huge pages stay */
@@ -3854,13 +3864,13 @@ static void test_pages(void) {
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);  /* all but 2 probe windows */
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - W);    /* all but the probe's 4 KiB one */
     }
     /* ... and where the kernel refuses 4 KiB pages for the rest, huge pages stay */
     tl_madv_fail = 8;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
     CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-    CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);
+    CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - W);
     /* a refused probe window: nothing measured, 4 KiB pages */
     tl_madv_fail = 2;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
