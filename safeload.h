@@ -8319,7 +8319,7 @@ struct safeload_arena {
    AUTO tries one window with huge pages again after SL__RECHECK_WINS windows, then after twice
    as many each time it stays slow, so a host where they stay slow pays a window now and then. */
 #define SL__WIN ((uint64_t)2 << 20)
-#define SL__PROBE_WINS 4                /* huge, 4 KiB, huge, 4 KiB */
+#define SL__PROBE_WINS 4                /* huge, 4 KiB, huge, 4 KiB (or the first pair alone) */
 #define SL__VERDICT_BYTES (4 * SL__WIN)
 /* Two slow verdicts in a row switch to 4 KiB pages: one alone was a passing moment (host
    compaction, another process's burst) in most loads that saw it where the host backs memory,
