@@ -532,7 +532,12 @@ static double ms_run(const char *path, int ld, int th, safeload_load_stats *st) 
 }
 
 #define MS_MAX_REPS 64
-typedef struct ms_cell { double t[MS_MAX_REPS], load[MS_MAX_REPS]; long flt[MS_MAX_REPS]; int n, huge_runs; } ms_cell;
+typedef struct ms_cell {
+    double t[MS_MAX_REPS], load[MS_MAX_REPS];
+    long flt[MS_MAX_REPS];
+    int n, huge_runs;
+    safeload_load_stats st[MS_MAX_REPS];    /* what each load ran (its page policy's figures) */
+} ms_cell;
 
 static double ms_med(ms_cell *c, double *lo, double *hi) {
     double v[MS_MAX_REPS];
@@ -554,6 +559,7 @@ static void ms_measure(ms_cell *c, const char *path, int ld, int th, int state, 
     c->t[c->n] = ms_run(path, ld, th, &st);
     c->flt[c->n] = minflt() - f0;
     if (ld == L_AUTO && st.pages == SAFELOAD_PAGES_HUGE) c->huge_runs++;
+    c->st[c->n] = st;
     c->n++;
 }
 
@@ -627,6 +633,16 @@ static void bench_memory_states(const char *dense, const char *moe) {
                     printf("  = %.2fx read(), %.2fx peer", base[0] / med, base[1] / med);
                 if (ld == L_AUTO) printf(" (auto kept huge pages in %d of %d)", c->huge_runs, c->n);
                 printf("\n");
+                /* a default load 1.5x its median or slower: what its page policy measured */
+                for (i = 0; ld == L_AUTO && i < c->n; i++)
+                    if (c->t[i] >= 1.5 * med)
+                        printf("      rep %d: %.3f s, ended on %s pages, %llu of %llu MiB huge, "
+                               "huge %llu MB/s (its latest verdict), 4 KiB %llu MB/s (its probe)\n", i + 1, c->t[i],
+                               c->st[i].pages == SAFELOAD_PAGES_HUGE ? "huge" : "4 KiB",
+                               (unsigned long long)(c->st[i].huge_bytes >> 20),
+                               (unsigned long long)(c->st[i].fresh_bytes >> 20),
+                               (unsigned long long)c->st[i].touch_huge_mbps,
+                               (unsigned long long)c->st[i].touch_normal_mbps);
             }
         }
     }
