@@ -9172,23 +9172,21 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
            window is huge: a populate-only window would read 7x faster than the reads find
            those pages, and 4 MiB of them cost the load 4 ms */
         uint64_t ns4 = sl__big_probe();
-        int dear = ns4 >= SL__BIG_SLOW_NS, settled = 0, measured;
+        int dear = ns4 >= SL__BIG_SLOW_NS, measured = 1;
         if (dear) { nb = 4096; nn = ns4; }
         for (k = 0; k < SL__PROBE_WINS; k++) {
             uint64_t a = SL__MAX(lo, (P->first_win + k) * SL__WIN), b = (P->first_win + k + 1) * SL__WIN, ns;
             P->huge = dear || !(k & 1);
-            if (sl__os_advise_pages(base + a, b - a, P->huge) != 0) break;
+            if (sl__os_advise_pages(base + a, b - a, P->huge) != 0) { measured = 0; break; }
             ns = sl__pages_fault(P, a, b, P->huge, 1);
             P->next = k + 1;
             if (P->huge) { hb += b - a; hn += ns; } else { nb += b - a; nn += ns; }
             probe_end = b;
-            if (hn && nn && (SL__HUGE_LOST(sl__mbps(hb, hn), sl__mbps(nb, nn)) ||
-                             SL__HUGE_WON(sl__mbps(hb, hn), sl__mbps(nb, nn)))) {
-                settled = 1;
-                break;
+            if (hn && nn) {
+                uint64_t h = sl__mbps(hb, hn), n = sl__mbps(nb, nn);
+                if (SL__HUGE_LOST(h, n) || SL__HUGE_WON(h, n)) break;
             }
         }
-        measured = k == SL__PROBE_WINS || settled;    /* else the advice was refused */
         P->huge_bytes = hb;
         P->huge_mbps = sl__mbps(hb, hn);
         P->normal_mbps = sl__mbps(nb, nn);
@@ -9196,7 +9194,7 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
         P->huge = measured && hn && nn && SL__HUGE_OK(P->huge_mbps, P->normal_mbps);
         P->monitor = P->huge && P->populate;
         if (!P->huge) P->huge_mbps = measured ? P->huge_mbps : 0;
-        if (!measured) P->normal_mbps = 0;              /* advice refused: nothing measured */
+        if (!measured) P->normal_mbps = 0;      /* a window's advice refused: nothing measured */
         P->policy = P->huge ? SAFELOAD_PAGES_HUGE : SAFELOAD_PAGES_NORMAL;
         if (sl__os_advise_pages(base + probe_end, hi - probe_end, P->huge) != 0 && P->huge) {
             P->huge = 0;                    /* no huge pages after all */

@@ -637,8 +637,8 @@ static void bench_memory_states(const char *dense, const char *moe) {
                 for (i = 0; ld == L_AUTO && i < c->n; i++)
                     if (c->t[i] >= 1.5 * med)
                         printf("      rep %d: %.3f s, ended on %s pages, %llu of %llu MiB huge, "
-                               "huge %llu MB/s (its latest verdict), 4 KiB %llu MB/s (its probe)\n", i + 1, c->t[i],
-                               c->st[i].pages == SAFELOAD_PAGES_HUGE ? "huge" : "4 KiB",
+                               "huge %llu MB/s (its latest verdict), 4 KiB %llu MB/s (its probe)\n",
+                               i + 1, c->t[i], c->st[i].pages == SAFELOAD_PAGES_HUGE ? "huge" : "4 KiB",
                                (unsigned long long)(c->st[i].huge_bytes >> 20),
                                (unsigned long long)(c->st[i].fresh_bytes >> 20),
                                (unsigned long long)c->st[i].touch_huge_mbps,
