@@ -1652,9 +1652,10 @@ SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
    Where huge pages themselves are dear (a balloon took the host's 2 MiB blocks back) and 4 KiB
    pages cheap, they are not used. The verdict (sl__bigv) is a file's, taken when its header
    is allocated: 16 fresh 4 KiB pages timed; 3.5 us a page or more, and the first huge page of
-   the block is timed too, and kept on only when it costs less per byte. Loads on the file
-   use its verdict and never measure. Only with the library's own allocator (a caller's takes
-   every byte) and only on Linux; blocks of SL__BIG_MIN and up. Every block, mapped or not,
+   the block is timed too, and kept on only when it costs a quarter as much per byte or less
+   (the 11-29 guest: an 18th to a 54th; 16 pages can read 4x dearer than the bulk's 4 KiB
+   faults). Loads on the file use its verdict and never measure. Only with the library's own
+   allocator (a caller's takes every byte) and only on Linux; blocks of SL__BIG_MIN and up. Every block, mapped or not,
    starts SL__BIG_HDR bytes early with its size and kind, so sl__big_free can tell. */
 #ifndef SAFELOAD_BIG_MIN
 #  define SAFELOAD_BIG_MIN ((size_t)1 << 20)
@@ -1688,19 +1689,27 @@ static int sl__big_fits(const sl__bigv *v, size_t n, int how) {
 }
 
 /* ns per 4 KiB page of 16 fresh ones, populated then written as the library's tables and
-   arenas are; 0 when unknown */
+   arenas are; 0 when unknown. Two runs of 16, the cheaper one counts: the first touch of a
+   fresh mapping after the memory sat idle can stall once (12-02: 12-28 us a page over 16
+   pages, 1-2 us over the next 16), and one stall read as dear pages put a whole arena on
+   huge pages that faulted in at a third of the 4 KiB rate. */
 static uint64_t sl__big_probe(void) {
-    unsigned char *q = (unsigned char *)sl__os_alloc_pages(16 * 4096);
-    uint64_t t0, t1;
-    size_t i;
+    unsigned char *q = (unsigned char *)sl__os_alloc_pages(32 * 4096);
+    uint64_t best = 0, t0, t1;
+    size_t i, r;
     if (!q) return 0;
-    (void)sl__os_advise_pages(q, 16 * 4096, 0);
-    t0 = sl__thread_ns();
-    (void)sl__os_populate(q, 16 * 4096);
-    for (i = 0; i < 16; i++) ((volatile unsigned char *)q)[i * 4096] = 0;
-    t1 = sl__thread_ns();
-    sl__os_free_pages(q, 16 * 4096);
-    return t0 && t1 > t0 ? (uint64_t)SAFELOAD_BIG_NS(0, (t1 - t0) / 16) : 0;
+    (void)sl__os_advise_pages(q, 32 * 4096, 0);
+    for (r = 0; r < 2; r++) {
+        unsigned char *p = q + r * 16 * 4096;
+        t0 = sl__thread_ns();
+        (void)sl__os_populate(p, 16 * 4096);
+        for (i = 0; i < 16; i++) ((volatile unsigned char *)p)[i * 4096] = 0;
+        t1 = sl__thread_ns();
+        if (!t0 || t1 <= t0) { best = 0; break; }
+        if (!best || t1 - t0 < best) best = t1 - t0;
+    }
+    sl__os_free_pages(q, 32 * 4096);
+    return best ? (uint64_t)SAFELOAD_BIG_NS(0, best / 16) : 0;
 }
 #endif
 
@@ -1728,13 +1737,15 @@ static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, i
                 sl__os_free_pages(b + map, SL__BIG_HUGE - head);
                 if (sl__os_advise_pages(b, map, 1) == 0) {
                     if (measure && v->ns_4k) {
-                        /* the first huge page, against 512 of the probe's */
+                        /* the first huge page, against 512 of the probe's: kept at a
+                           quarter of their cost or less, since 16 pages can read 4x too dear
+                           (a moment's stall, sl__pages_start) */
                         uint64_t t0 = sl__thread_ns(), t1, ns;
                         b[0] = 0;
                         t1 = sl__thread_ns();
                         ns = t0 && t1 > t0 ? (uint64_t)SAFELOAD_BIG_NS(1, t1 - t0) : 0;
                         v->ns_2m = ns;
-                        if (!ns || ns > v->ns_4k * (SL__BIG_HUGE / 4096)) {
+                        if (!ns || ns * 4 > v->ns_4k * (SL__BIG_HUGE / 4096)) {
                             v->state = 2;              /* dearer: 4 KiB pages from here on */
                             (void)sl__os_advise_pages(b + SL__BIG_HUGE, map - SL__BIG_HUGE, 0);
                         }
@@ -8339,15 +8350,13 @@ struct safeload_arena {
    and a retry there that scraped past it cost more than it won; a passing slow moment, once
    over, measures 1.4-2x. */
 #define SL__HUGE_FAST(huge, normal) ((huge) >= (normal))
-/* The probe stops early, once both kinds are timed, when one kind ran at twice the other's rate
-   or more, since each probe window costs the load its time alone, before the workers start.
-   Huge pages under half the 4 KiB rate: only a second huge window at 1.5x the 4 KiB rate could
-   lift the pair to SL__HUGE_OK (a passing slow moment, which the retries catch; a host that took
-   the memory back: 4.5 ms a huge window against 0.9 on 4 KiB pages, docs/loading.md). Huge
-   pages at twice the 4 KiB rate: the second 4 KiB window would be the slowest of the four, and
-   a huge page that turns slow later is what the 8 MiB verdicts watch for. */
+/* The probe stops after its first pair when huge pages ran under half the 4 KiB rate, since
+   each probe window costs the load its time alone, before the workers start: only a second
+   huge window at 1.5x the 4 KiB rate could lift the pair to SL__HUGE_OK (a passing slow
+   moment, which the retries catch; a host that took the memory back: 4.5 ms a huge window
+   against 0.9 on 4 KiB pages, docs/loading.md). It never stops early the other way: the one
+   4 KiB window of the pair can be a stall (sl__pages_start). */
 #define SL__HUGE_LOST(huge, normal) ((huge) * 2 < (normal))
-#define SL__HUGE_WON(huge, normal) ((huge) >= (normal) * 2)
 #ifndef SAFELOAD_TOUCH_NS                /* test seam: the tests make huge pages look slow */
 #  define SAFELOAD_TOUCH_NS(huge, ns) (ns)
 #endif
@@ -9121,8 +9130,10 @@ static void sl__maybe_progress(sl__load *L, uint64_t *last, int final) {
 /* ---- the arena's pages (sl__pages) ---- */
 
 /* Faults in one window (bytes [a, b) from base) for writing and returns the CPU ns it took
-   (0 when not timed). touch: the kernel has no MADV_POPULATE_WRITE, and nothing else runs yet
-   (the probe, before the workers): write a zero per page instead. */
+   (0 when not timed). touch, only where nothing else runs yet (the probe, before the
+   workers): write a zero per page, after the populate too (shadow paging: a populated page
+   still exits to the hypervisor on its first access, which is what the reads will find; on
+   other hosts 10 us a window), or instead of it where the kernel has none. */
 static uint64_t sl__pages_fault(sl__pages *P, uint64_t a, uint64_t b, int huge, int touch) {
     uint64_t t0 = sl__thread_ns(), t1, i;
     int pop = sl__atomic_load(&P->populate);
@@ -9131,7 +9142,7 @@ static uint64_t sl__pages_fault(sl__pages *P, uint64_t a, uint64_t b, int huge, 
         pop = 0;
         sl__atomic_store(&P->populate, 0);  /* not this kernel (before 5.14): the reads fault */
     }
-    if (!pop) {
+    if (!pop || touch) {
         if (!touch) return 0;
         for (i = a; i < b; i += 4096) ((volatile unsigned char *)P->base)[i] = 0;
     }
@@ -9166,26 +9177,30 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
         if (P->n_win < SL__PROBE_WINS + 1 || !sl__thread_ns()) policy = SAFELOAD_PAGES_NORMAL;
     }
     if (policy == SAFELOAD_PAGES_AUTO) {
-        /* 16 fresh 4 KiB pages, populated and written, first. Where each costs 3.5 us or more
-           (shadow paging: a populated page still exits to the hypervisor on its first access,
-           4.2 us against 0.7 us for the populate), that is the 4 KiB rate and every probe
-           window is huge: a populate-only window would read 7x faster than the reads find
-           those pages, and 4 MiB of them cost the load 4 ms */
-        uint64_t ns4 = sl__big_probe();
-        int dear = ns4 >= SL__BIG_SLOW_NS, measured = 1;
-        if (dear) { nb = 4096; nn = ns4; }
+        /* Huge and 4 KiB windows in turn, each written page by page after its populate so
+           that it costs what the reads will find (shadow paging: a populated page still exits
+           to the hypervisor on its first access). Huge pages count all their windows; 4 KiB
+           pages their fastest one: the first 4 KiB pages touched after huge ones, or after
+           the memory sat idle, can stall once (12-02: 1.8-6.7 ms for a window that then took
+           0.45-0.9), and a stall read as the 4 KiB rate kept huge pages that faulted in at a
+           third of the real one. So huge pages win only after both 4 KiB windows; they lose
+           after the first pair (a huge stall the retries undo). */
+        int measured = 1;
         for (k = 0; k < SL__PROBE_WINS; k++) {
             uint64_t a = SL__MAX(lo, (P->first_win + k) * SL__WIN), b = (P->first_win + k + 1) * SL__WIN, ns;
-            P->huge = dear || !(k & 1);
+            P->huge = !(k & 1);
             if (sl__os_advise_pages(base + a, b - a, P->huge) != 0) { measured = 0; break; }
             ns = sl__pages_fault(P, a, b, P->huge, 1);
             P->next = k + 1;
-            if (P->huge) { hb += b - a; hn += ns; } else { nb += b - a; nn += ns; }
-            probe_end = b;
-            if (hn && nn) {
-                uint64_t h = sl__mbps(hb, hn), n = sl__mbps(nb, nn);
-                if (SL__HUGE_LOST(h, n) || SL__HUGE_WON(h, n)) break;
+            if (P->huge) {
+                hb += b - a;
+                hn += ns;
+            } else if (ns && (!nn || (b - a) * nn > nb * ns)) {
+                nb = b - a;                     /* the fastest 4 KiB window so far */
+                nn = ns;
             }
+            probe_end = b;
+            if (hn && nn && SL__HUGE_LOST(sl__mbps(hb, hn), sl__mbps(nb, nn))) break;
         }
         P->huge_bytes = hb;
         P->huge_mbps = sl__mbps(hb, hn);

@@ -104,26 +104,33 @@ static int tl_madvise(void *p, size_t n, int advice) {
 /* first-touch times: 0 as measured; else fixed per 2 MiB window, 4 KiB pages 1 ms, huge ones
    1 us (fast) or 100 ms (slow): 1 slow, 2 fast, 3 fast for the first tl_touch_fast huge
    windows then slow; 4: huge ones tl_touch_huge_ns each (near the 4 KiB rate); 5 slow for
-   the first tl_touch_slow huge windows then fast */
+   the first tl_touch_slow huge windows then fast; 6 slow for the first verdict's; 7 fast for
+   the probe's two, tl_touch_huge_ns after. tl_touch_stall: the first 4 KiB window that long
+   (a stall) */
 static int tl_touch_mode;
-static unsigned long long tl_touch_huge_ns;
-static long tl_touch_huge, tl_touch_fast, tl_touch_slow;
+static unsigned long long tl_touch_huge_ns, tl_touch_stall;
+static long tl_touch_huge, tl_touch_normal, tl_touch_fast, tl_touch_slow;
 static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     long k;
     if (!tl_touch_mode) return ns;
-    if (!huge) return 1000000;
+    if (!huge) {
+        k = __atomic_fetch_add(&tl_touch_normal, 1, __ATOMIC_RELAXED);
+        return k == 0 && tl_touch_stall ? tl_touch_stall : 1000000;
+    }
     if (tl_touch_mode == 4) return tl_touch_huge_ns;
     k = __atomic_fetch_add(&tl_touch_huge, 1, __ATOMIC_RELAXED);
+    if (tl_touch_mode == 7) return k < 2 ? 1000 : tl_touch_huge_ns;
     if (tl_touch_mode == 2 || (tl_touch_mode == 3 && k < tl_touch_fast)) return 1000;
     if (tl_touch_mode == 5 && k >= tl_touch_slow) return 1000;
-    /* 6: only the first verdict's windows (huge windows 1-4: after the probe's one) slow */
-    if (tl_touch_mode == 6 && (k < 1 || k >= 5)) return 1000;
+    /* 6: only the first verdict's windows (huge windows 2-5: after the probe's two) slow */
+    if (tl_touch_mode == 6 && (k < 2 || k >= 6)) return 1000;
     return 100000000;
 }
 
 /* big tables' probe: 0 a 4 KiB page 1 us (cheap), 1 8 us (dear) with a huge page 0.1 ms,
    2 8 us with a huge page dearer than 512 of them, 3 no clock (0), 4 8 us with a huge page
-   20 us (cheaper than 3 of them) */
+   20 us (cheaper than 3 of them), 5 and 6 8 us with a huge page a little over and exactly a
+   quarter of 512 of them */
 static int tl_big_mode;
 static long tl_big_probes, tl_big_huge_probes;
 static unsigned long long tl_big_ns(int huge, unsigned long long ns) {
@@ -131,7 +138,8 @@ static unsigned long long tl_big_ns(int huge, unsigned long long ns) {
     __atomic_fetch_add(huge ? &tl_big_huge_probes : &tl_big_probes, 1, __ATOMIC_RELAXED);
     if (tl_big_mode == 3) return 0;
     if (!huge) return tl_big_mode == 0 ? 1000 : 8000;
-    return tl_big_mode == 2 ? 512 * 8000 + 1 : tl_big_mode == 4 ? 20000 : 100000;
+    return tl_big_mode == 2 ? 512 * 8000 + 1 : tl_big_mode == 4 ? 20000 :
+           tl_big_mode == 5 ? 128 * 8000 + 1 : tl_big_mode == 6 ? 128 * 8000 : 100000;
 }
 
 /* io_uring: refused with tl_uring_refuse (an errno) when set; completions counted, each
@@ -3676,7 +3684,7 @@ static safeload_load_stats tl_pages_load(const tl_model *m, safeload_model *mod,
     d.io = io;
     d.pages = pol;
     d.stats = &st;
-    tl_touch_huge = 0;
+    tl_touch_huge = tl_touch_normal = 0;
     CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK,
               "pages %d threads %d io %d: %s", (int)pol, th, (int)io, e.message);
     if (!l) { memset(&st, 0, sizeof st); return st; }
@@ -3704,7 +3712,7 @@ static void test_pages(void) {
     safeload_model *mod;
     safeload_error e;
     safeload_load_stats st;
-    int th, io, pol, thp, k;
+    int th, io, pol, thp;
     const uint64_t W = 2u << 20;
     void *probe;
     tl_make_pages(&m);
@@ -3737,24 +3745,17 @@ static void test_pages(void) {
                     }
                 }
             }
-    /* AUTO times 16 fresh 4 KiB pages first (one probe per load; the other policies none);
-       where they are dear (the seam: 8 us a page) that is the 4 KiB rate and all four probe
-       windows go huge; the same bytes either way */
-    for (k = 0; k <= 1; k++) {
-        tl_big_mode = k;
-        for (th = 1; th <= 2; th++)
-            for (io = 0; io < 2; io++) {
-                if (tu_quick() && (k + th + io) % 2) continue;      /* quick: half of them */
-                tl_big_probes = 0;
-                st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, ios[io]);
-                CHECK_EQ_U64(tl_big_probes, 1);
-                CHECK(st.pages == SAFELOAD_PAGES_HUGE || st.pages == SAFELOAD_PAGES_NORMAL);
-                if (k && thp) CHECK_EQ_U64(st.touch_normal_mbps, 512);   /* 4096 B in 8 us */
-                tl_big_probes = 0;
-                st = tl_pages_load(&m, mod, SAFELOAD_PAGES_HUGE, th, ios[io]);
-                CHECK_EQ_U64(tl_big_probes, 0);
-            }
-    }
+    /* the arena's windows alone decide: no load runs the big tables' 16-page probe, whatever
+       it would say (the seam: 8 us a page, dear), and the 4 KiB rate is a window's */
+    tl_big_mode = 1;
+    for (pol = 0; pol <= 2; pol++)
+        for (th = 1; th <= 2; th++) {
+            if (tu_quick() && (pol + th) % 2) continue;             /* quick: half of them */
+            tl_big_probes = tl_big_huge_probes = 0;
+            st = tl_pages_load(&m, mod, (safeload_pages)pol, th, ios[th - 1]);
+            CHECK_EQ_U64(tl_big_probes + tl_big_huge_probes, 0);
+            if (pol == SAFELOAD_PAGES_AUTO && thp) CHECK(st.touch_normal_mbps != 512);
+        }
     tl_big_mode = 0;
     if (!thp) {
         fprintf(stderr, "  no transparent huge pages here: the policy seams are not run\n");
@@ -3811,52 +3812,57 @@ static void test_pages(void) {
                                                    : W + tl_retry_bytes(st.fresh_bytes, 6, 4));
         }
     }
-    /* huge pages fast: AUTO keeps them throughout; at twice the 4 KiB rate or more the
-       probe's first pair settles it */
+    /* huge pages fast: AUTO keeps them throughout, after all four probe windows (however
+       fast, the pair's one 4 KiB window could be a stall) */
     tl_touch_mode = 2;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - W);    /* all but the probe's 4 KiB one */
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);    /* all but the probe's 4 KiB */
         CHECK(st.touch_huge_mbps > 1000000 && st.touch_normal_mbps == 2097);
     }
-    /* the line: huge pages at exactly twice the 4 KiB rate stop the probe, a little under it
-       they do not (both 4 KiB windows timed) */
+    /* the 4 KiB rate is the probe's fastest 4 KiB window: a first one that stalled (4 ms,
+       524 MB/s) does not count, the second (1 ms) does. Huge pages at 67 % of it lose; timed
+       against both windows together (839 MB/s) they would have won */
     tl_touch_mode = 4;
-    for (th = 1; th <= 2; th++) {
-        tl_touch_huge_ns = th == 1 ? 500000 : 510000;
-        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
-        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - (uint64_t)th * W);
-    }
-    /* 4 KiB pages dear (8 us a page by the 16-page probe): no 4 KiB probe windows, every
-       window huge; slow huge pages (20 MB/s) still lose to them */
-    tl_big_mode = 1;
-    for (th = 1; th <= 2; th++) {
-        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
-        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes);
-        CHECK_EQ_U64(st.touch_normal_mbps, 512);
-    }
-    tl_touch_mode = 1;          /* (the first huge window settles it: 20 MB/s against 512) */
-    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
-    CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
-    CHECK_EQ_U64(st.huge_bytes, W + tl_retry_bytes(st.fresh_bytes, 5, 4));
-    CHECK_EQ_U64(st.touch_huge_mbps, 20);
-    tl_touch_mode = 2;
-    tl_big_mode = 0;
-    /* huge pages turn slow after the probe: two slow verdicts in a row (8 MiB each) switch
-       the rest, and a retry 4 windows after that would find them still slow */
-    tl_touch_mode = 3;
-    tl_touch_fast = 1;                                  /* the probe's one */
+    tl_touch_huge_ns = 1500000;                         /* 1398 MB/s */
+    tl_touch_stall = 4000000;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
-        /* probe 1 + two verdicts' 4 (windows 2-9), retries from window 14 (past this load);
+        CHECK_EQ_U64(st.touch_normal_mbps, 2097);
+        CHECK_EQ_U64(st.touch_huge_mbps, 1398);
+        CHECK_EQ_U64(st.huge_bytes, 2 * W + tl_retry_bytes(st.fresh_bytes, 8, 4));
+    }
+    /* the cliff of 12-02: huge pages fast for the probe's two windows, then at a third of the
+       4 KiB rate (699 MB/s), and the first 4 KiB window stalled (6.7 ms, 313 MB/s). Against
+       the stall they were OK and stayed for the whole arena; against the real rate two
+       verdicts switch the rest to 4 KiB pages (the probe's 2 windows, then 8) */
+    tl_touch_mode = 7;
+    tl_touch_huge_ns = 3000000;
+    tl_touch_stall = 6700000;
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        CHECK_EQ_U64(st.touch_normal_mbps, 2097);
+        CHECK_EQ_U64(st.touch_huge_mbps, 699);
+        CHECK(st.fresh_bytes > 12 * W);
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 10 * W + tl_retry_bytes(st.fresh_bytes, 16, 4));
+        CHECK(st.huge_bytes >= 10 * W && st.huge_bytes <= st.fresh_bytes);
+    }
+    tl_touch_stall = 0;
+    /* huge pages turn slow after the probe: two slow verdicts in a row (8 MiB each) switch
+       the rest, and a retry 4 windows after that would find them still slow */
+    tl_touch_mode = 3;
+    tl_touch_fast = 2;                                  /* the probe's two */
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        /* probe 2 + two verdicts' 4 (windows 4-11), retries from window 16 (past this load);
            with two threads the other worker may take a window or two more meanwhile */
-        CHECK(st.fresh_bytes > 10 * W);
-        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 9 * W + tl_retry_bytes(st.fresh_bytes, 14, 4));
-        CHECK(st.huge_bytes >= 9 * W && st.huge_bytes <= st.fresh_bytes);
+        CHECK(st.fresh_bytes > 12 * W);
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 10 * W + tl_retry_bytes(st.fresh_bytes, 16, 4));
+        CHECK(st.huge_bytes >= 10 * W && st.huge_bytes <= st.fresh_bytes);
         CHECK_EQ_U64(st.touch_huge_mbps, 20);
     }
     /* one slow verdict alone (a passing moment) changes nothing: huge pages stay */
@@ -3864,13 +3870,13 @@ static void test_pages(void) {
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - W);    /* all but the probe's 4 KiB one */
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);    /* all but the probe's 4 KiB */
     }
     /* ... and where the kernel refuses 4 KiB pages for the rest, huge pages stay */
     tl_madv_fail = 8;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
     CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-    CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - W);
+    CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);
     /* a refused probe window: nothing measured, 4 KiB pages */
     tl_madv_fail = 2;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
@@ -3886,7 +3892,7 @@ static void test_pages(void) {
     CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
     CHECK_EQ_U64(st.huge_bytes, W);                     /* the probe stopped after its pair */
     CHECK_EQ_U64(st.touch_normal_mbps, 2097);
-    CHECK_EQ_U64(tl_populates, 2);      /* the 16-page probe's, and the arena's: asked once */
+    CHECK_EQ_U64(tl_populates, 1);      /* asked once for the whole arena */
     tl_populates = 0;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_HUGE, 2, SAFELOAD_IO_MMAP);
     CHECK(st.pages == SAFELOAD_PAGES_HUGE);
@@ -4221,6 +4227,24 @@ static void test_big_tables(void) {
         safeload_model_close(mod);
     }
     tl_madv_fail = 0;
+    /* the huge page timed must cost a quarter of 512 of the 16 pages or less (16 pages can
+       read 4x too dear): exactly a quarter keeps huge pages on, a nanosecond more does not */
+    for (mode = 5; mode <= 6; mode++) {
+        tl_big_mode = mode;
+        tl_big_huge_probes = 0;
+        CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+        if (!mod) continue;
+        {
+            safeload_file *f = safeload_model_shard(mod, 0);
+            CHECK_EQ_U64(tl_big_huge_probes, 1);
+            CHECK_EQ_U64(f->big.state, mode == 6 ? 1 : 2);
+            CHECK(tb_mapped(f->tensors) == (mode == 6));
+            CHECK(tb_mapped(f->names.slots) == (mode == 6));
+        }
+        CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, NULL, &l, &e) == SAFELOAD_OK);
+        if (l) { CHECK(tb_check(l, data, nt)); safeload_loaded_free(l); }
+        safeload_model_close(mod);
+    }
     /* Blocks under SAFELOAD_BIG_MIN (64 KiB here) go on a huge page when the one timed cost
        less than the 4 KiB pages they would fault in: all of a block written whole, half of
        one sized ahead. 1,000 names: a 16 KiB table (4 pages), 24 KiB of refs (6) and 32 KiB
