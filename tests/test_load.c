@@ -3845,8 +3845,11 @@ static void test_pages(void) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
         CHECK_EQ_U64(st.touch_normal_mbps, 2097);
-        CHECK_EQ_U64(st.touch_huge_mbps, 699);
         CHECK(st.fresh_bytes > 12 * W);
+        /* with two threads the other worker may take the arena's last window (partial, timed
+           as a whole one by the seam) into a verdict: a little under 699 */
+        if (th == 1) CHECK_EQ_U64(st.touch_huge_mbps, 699);
+        CHECK(st.touch_huge_mbps >= 524 && st.touch_huge_mbps <= 699);
         if (th == 1) CHECK_EQ_U64(st.huge_bytes, 10 * W + tl_retry_bytes(st.fresh_bytes, 16, 4));
         CHECK(st.huge_bytes >= 10 * W && st.huge_bytes <= st.fresh_bytes);
     }
