@@ -590,7 +590,7 @@ typedef struct safeload_load_stats {
                                    (0 when a reused arena fit) */
     uint64_t huge_bytes;        /* of those, the bytes first touched with huge pages asked for */
     uint64_t touch_huge_mbps;   /* AUTO: first-touch rates it measured, MB/s of one thread's CPU */
-    uint64_t touch_normal_mbps; /*   time (huge: the latest verdict's); 0 = not measured */
+    uint64_t touch_normal_mbps; /*   time (each the latest: verdict or retry); 0 = not measured */
     safeload_aio aio;           /* the queue DIRECT files were read through */
     int queue_depth;            /* reads it kept in flight at most, over all workers (0: none) */
     int aio_error;              /* why no queue ran where one was wanted: the OS's error code
@@ -8370,8 +8370,15 @@ typedef struct sl__pages {
     volatile int populate;              /* MADV_POPULATE_WRITE works */
     uint64_t acc_bytes, acc_ns;         /* huge windows since the last verdict (under mu) */
     int strikes;                        /* slow verdicts in a row (under mu) */
-    volatile size_t retry;              /* AUTO on 4 KiB pages: the window that tries huge
-                                           pages again (0: none) */
+    uint64_t acc4_bytes, acc4_ns;       /* the same for 4 KiB windows, where AUTO retries */
+    int strikes4;                       /* 4 KiB verdicts slower than huge pages, in a row */
+    int retry_due;                      /* ... SL__STRIKES of them: retry now (under mu) */
+    int autop;                          /* AUTO measured: retries and verdicts (set before
+                                           the workers) */
+    uint64_t first_ns[2];               /* the probe's first-write cost of a window after its
+                                           populate, 4 KiB [0] and huge [1]: the least seen */
+    size_t retry;                       /* AUTO on 4 KiB pages: the window that tries huge
+                                           pages again (0: none; under mu) */
     size_t gap;                         /* windows to the next retry when this one fails */
     uint64_t huge_bytes, huge_mbps, normal_mbps;
     safeload_pages policy;              /* for stats: 0 when this load touches no fresh pages */
@@ -9131,24 +9138,37 @@ static void sl__maybe_progress(sl__load *L, uint64_t *last, int final) {
 
 /* Faults in one window (bytes [a, b) from base) for writing and returns the CPU ns it took
    (0 when not timed). touch, only where nothing else runs yet (the probe, before the
-   workers): write a zero per page, after the populate too (shadow paging: a populated page
-   still exits to the hypervisor on its first access, which is what the reads will find; on
-   other hosts 10 us a window), or instead of it where the kernel has none. */
+   workers): write a zero per page, after the populate too, or instead of it where the kernel
+   has none. The write is timed apart and its least cost per window kept (first_ns): under
+   shadow paging, and on a host that has taken the memory back, a populated 4 KiB page still
+   exits to the hypervisor on its first access (2.3-3.1 ms a window against a 0.3-0.5 ms
+   populate, 12-02), which the reads pay; elsewhere 10 us a window. The workers cannot write
+   (another may be reading into the window), so their windows are charged the probe's
+   first-write cost on top of their populate. */
 static uint64_t sl__pages_fault(sl__pages *P, uint64_t a, uint64_t b, int huge, int touch) {
-    uint64_t t0 = sl__thread_ns(), t1, i;
+    uint64_t t0 = sl__thread_ns(), tp, t1, i, ns;
     int pop = sl__atomic_load(&P->populate);
     b = (b + 4095) & ~(uint64_t)4095;       /* the mapping runs on to whole pages */
     if (pop && sl__os_populate(P->base + a, b - a) != 0) {
         pop = 0;
         sl__atomic_store(&P->populate, 0);  /* not this kernel (before 5.14): the reads fault */
     }
-    if (!pop || touch) {
-        if (!touch) return 0;
+    if (!pop && !touch) return 0;
+    tp = sl__thread_ns();
+    if (touch) {
         for (i = a; i < b; i += 4096) ((volatile unsigned char *)P->base)[i] = 0;
+        t1 = sl__thread_ns();
+        if (pop && tp >= t0 && t1 >= tp) {
+            uint64_t w = (t1 - tp) * SL__WIN / (b - a), *f = &P->first_ns[huge ? 1 : 0];
+            if (*f == UINT64_MAX || w < *f) *f = w;
+        }
+        ns = t0 && t1 > t0 ? t1 - t0 : 0;
+    } else {
+        uint64_t f = P->first_ns[huge ? 1 : 0];
+        ns = t0 && tp > t0 ? tp - t0 + (f == UINT64_MAX ? 0 : f * (b - a) / SL__WIN) : 0;
     }
-    t1 = sl__thread_ns();
     SL__UNUSED(huge);                       /* (when the seam below is the default) */
-    return t0 && t1 > t0 ? (uint64_t)SAFELOAD_TOUCH_NS(huge, t1 - t0) : 0;
+    return ns ? (uint64_t)SAFELOAD_TOUCH_NS(huge, ns) : 0;
 }
 
 static uint64_t sl__mbps(uint64_t bytes, uint64_t ns) {
@@ -9171,6 +9191,7 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
     P->hi = hi;
     P->n_win = (size_t)((hi + SL__WIN - 1) / SL__WIN) - P->first_win;
     P->populate = 1;
+    P->first_ns[0] = P->first_ns[1] = UINT64_MAX;
     lo &= ~(uint64_t)4095;
     if (policy == SAFELOAD_PAGES_AUTO) {
         /* too small to compare (under 8 MiB, where either costs little), or no clock: 4 KiB */
@@ -9216,7 +9237,8 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
             P->monitor = 0;
             P->policy = SAFELOAD_PAGES_NORMAL;
         }
-        if (!P->huge && measured && hn && nn) {         /* measured slow: try again later */
+        P->autop = measured && hn && nn;
+        if (!P->huge && P->autop) {                     /* measured slow: try again later */
             P->gap = SL__RECHECK_WINS;
             P->retry = P->next + P->gap;
         }
@@ -9259,8 +9281,9 @@ static void sl__pages_touch(sl__load *L, const sl__task *t) {
 }
 
 /* AUTO on 4 KiB pages: window k, [a, b), faulted in with huge pages and timed; fast enough
-   now (SL__HUGE_FAST), the rest of the arena goes back to huge pages (watched as after the
-   probe), else the next try is twice as far away. */
+   now (SL__HUGE_FAST against the latest 4 KiB rate), the rest of the arena goes back to huge
+   pages (watched as after the probe), else the next try is twice as far away, and the rate is
+   the one 4 KiB windows are held against from now on. */
 static void sl__pages_retry(sl__load *L, size_t k, uint64_t a, uint64_t b) {
     sl__pages *P = &L->pages;
     uint64_t ns = 0, mbps = 0;
@@ -9277,8 +9300,35 @@ static void sl__pages_retry(sl__load *L, size_t k, uint64_t a, uint64_t b) {
         P->policy = SAFELOAD_PAGES_HUGE;
         sl__atomic_store(&P->huge, 1);
     } else {
+        if (mbps) P->huge_mbps = mbps;
         P->gap *= 2;
-        sl__atomic_store(&P->retry, k + P->gap);
+        P->retry = k + P->gap;
+    }
+    sl__mutex_unlock(&L->mu);
+}
+
+/* AUTO on 4 KiB pages, a 4 KiB window k just faulted in (ns, with the probe's first-write
+   cost): every SL__VERDICT_BYTES the 4 KiB rate is taken again, and where it has fallen under
+   the latest huge rate in SL__STRIKES verdicts in a row, huge pages are retried at once
+   rather than at the next doubling. 4 KiB pages can turn slow in the middle of a load too
+   (12-02: 3 ms a window with the first write for 96 windows, then 7-9 ms, when huge ones took
+   4.5-5); a stall of one window (1.8-6.7 ms) cannot take four of them under a huge rate that
+   lost to them. */
+static void sl__pages_watch4(sl__load *L, uint64_t bytes, uint64_t ns) {
+    sl__pages *P = &L->pages;
+    sl__mutex_lock(&L->mu);
+    if (!sl__atomic_load(&P->huge) && P->gap && ns) {
+        P->acc4_bytes += bytes;
+        P->acc4_ns += ns;
+        if (P->acc4_bytes >= SL__VERDICT_BYTES) {
+            P->normal_mbps = sl__mbps(P->acc4_bytes, P->acc4_ns);
+            P->acc4_bytes = P->acc4_ns = 0;
+            P->strikes4 = SL__HUGE_FAST(P->huge_mbps, P->normal_mbps) ? P->strikes4 + 1 : 0;
+            if (P->strikes4 >= SL__STRIKES) {
+                P->strikes4 = 0;
+                P->retry_due = 1;               /* the next 4 KiB window taken tries huge */
+            }
+        }
     }
     sl__mutex_unlock(&L->mu);
 }
@@ -9299,12 +9349,22 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
         a = SL__MAX((P->first_win + k) * SL__WIN, P->lo);
         b = SL__MIN((P->first_win + k + 1) * SL__WIN, P->hi);
         huge = sl__atomic_load(&P->huge);
-        if (!huge && k && k == sl__atomic_load(&P->retry)) {
-            sl__pages_retry(L, k, a, b);
-            continue;
+        if (!huge && k && P->autop) {
+            int now;
+            sl__mutex_lock(&L->mu);
+            now = P->gap && (k == P->retry || P->retry_due);
+            if (now) P->retry_due = 0;
+            sl__mutex_unlock(&L->mu);
+            if (now) {
+                sl__pages_retry(L, k, a, b);
+                continue;
+            }
         }
         ns = sl__pages_fault(P, a, b, huge, 0);
-        if (!huge) continue;
+        if (!huge) {
+            if (ns && P->autop) sl__pages_watch4(L, b - a, ns);
+            continue;
+        }
         sl__mutex_lock(&L->mu);
         P->huge_bytes += b - a;
         if (P->monitor && ns) {
@@ -9323,7 +9383,9 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
                         sl__atomic_store(&P->huge, 0);
                         P->policy = SAFELOAD_PAGES_NORMAL;
                         P->gap = P->gap ? P->gap * 2 : SL__RECHECK_WINS;
-                        sl__atomic_store(&P->retry, k + 1 + P->gap);
+                        P->retry = k + 1 + P->gap;
+                        P->acc4_bytes = P->acc4_ns = 0;
+                        P->strikes4 = 0;
                     }
                 }
             }

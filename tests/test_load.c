@@ -24,7 +24,8 @@ static int tl_madvise(void *p, size_t n, int advice);
 static unsigned long long tl_touch_ns(int huge, unsigned long long ns);
 #define SAFELOAD_MADVISE(p, n, advice) tl_madvise(p, n, advice)
 #define SAFELOAD_TOUCH_NS(huge, ns) tl_touch_ns(huge, ns)
-#define SL__RECHECK_WINS 4              /* AUTO's retries of huge pages within a 27 MB load */
+static long tl_recheck_wins = 4;        /* AUTO's retries of huge pages within a 27 MB load */
+#define SL__RECHECK_WINS ((size_t)tl_recheck_wins)
 /* big tables: from 64 KiB (a header of a few hundred tensors), first-touch times the test
    decides (by default 4 KiB pages cheap: the allocator's memory, as before) */
 static unsigned long long tl_big_ns(int huge, unsigned long long ns);
@@ -106,16 +107,20 @@ static int tl_madvise(void *p, size_t n, int advice) {
    windows then slow; 4: huge ones tl_touch_huge_ns each (near the 4 KiB rate); 5 slow for
    the first tl_touch_slow huge windows then fast; 6 slow for the first verdict's; 7 fast for
    the probe's two, tl_touch_huge_ns after. tl_touch_stall: the first 4 KiB window that long
-   (a stall) */
+   (a stall); tl_touch_normal_ns: 4 KiB windows [tl_touch_normal_from, _to) that long */
 static int tl_touch_mode;
-static unsigned long long tl_touch_huge_ns, tl_touch_stall;
+static unsigned long long tl_touch_huge_ns, tl_touch_stall, tl_touch_normal_ns;
 static long tl_touch_huge, tl_touch_normal, tl_touch_fast, tl_touch_slow;
+static long tl_touch_normal_from, tl_touch_normal_to;
 static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     long k;
     if (!tl_touch_mode) return ns;
     if (!huge) {
         k = __atomic_fetch_add(&tl_touch_normal, 1, __ATOMIC_RELAXED);
-        return k == 0 && tl_touch_stall ? tl_touch_stall : 1000000;
+        if (k == 0 && tl_touch_stall) return tl_touch_stall;
+        if (tl_touch_normal_ns && k >= tl_touch_normal_from && k < tl_touch_normal_to)
+            return tl_touch_normal_ns;
+        return 1000000;
     }
     if (tl_touch_mode == 4) return tl_touch_huge_ns;
     k = __atomic_fetch_add(&tl_touch_huge, 1, __ATOMIC_RELAXED);
@@ -3705,6 +3710,77 @@ static uint64_t tl_retry_bytes(uint64_t fresh, uint64_t k, uint64_t gap) {
     return sum;
 }
 
+/* AUTO on 4 KiB pages watches them too: a 40 MiB arena (20 windows), the periodic retries
+   out of reach (tl_recheck_wins), huge pages 1398 MB/s, 4 KiB ones 2097 in the probe */
+static void tl_pages_watch4(int thp) {
+    tl_model m = {0};
+    char path[400];
+    safeload_model *mod;
+    safeload_error e;
+    safeload_load_stats st;
+    const uint64_t W = 2u << 20;
+    int th;
+    if (!thp) return;
+    tl_add(&m, "q.a", SAFELOAD_F32, 2560, 4096);
+    tl_add(&m, "q.b", SAFELOAD_BF16, 3, 1000);
+    tl_path(path, sizeof path, "pages4.safetensors");
+    CHECK(tl_save(&m, 0, m.n, path));
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    tl_recheck_wins = 1000;
+    tl_touch_mode = 4;
+    tl_touch_huge_ns = 1500000;
+    tl_touch_normal_ns = 4000000;                       /* 524 MB/s */
+    /* 4 KiB windows slow from the workers' first on: two verdicts (windows 4-7, 8-11) under
+       the huge rate, and window 12 tries huge pages, which win: huge for the rest */
+    tl_touch_normal_from = 2;
+    tl_touch_normal_to = 1000;
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.fresh_bytes > 16 * W);
+        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+        CHECK_EQ_U64(st.touch_normal_mbps, 524);
+        /* (two threads: a verdict may take in the last, partial window, timed whole) */
+        if (th == 1) CHECK_EQ_U64(st.touch_huge_mbps, 1398);
+        CHECK(st.touch_huge_mbps >= 1000 && st.touch_huge_mbps <= 1398);
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 2 * W + st.fresh_bytes - 12 * W);
+        CHECK(st.huge_bytes > 2 * W + st.fresh_bytes - 16 * W);
+    }
+    /* one slow verdict alone (windows 4-7) tries nothing: 4 KiB pages throughout */
+    tl_touch_normal_to = 6;
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        CHECK_EQ_U64(st.huge_bytes, 2 * W);
+        if (th == 1) CHECK_EQ_U64(st.touch_normal_mbps, 2097);  /* the latest verdict's */
+    }
+    /* 4 KiB pages slow, huge ones slower (20 MB/s): they stay lost, nothing tried (the probe
+       stops after its pair: the workers' 4 KiB windows from the second on) */
+    tl_touch_mode = 1;
+    tl_touch_normal_from = 1;
+    tl_touch_normal_to = 1000;
+    for (th = 1; th <= 2; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        CHECK_EQ_U64(st.huge_bytes, W);
+        CHECK_EQ_U64(st.touch_normal_mbps, 524);
+        CHECK_EQ_U64(st.touch_huge_mbps, 20);
+    }
+    /* the periodic retry, 4 windows after the probe, is held against the latest 4 KiB rate:
+       4 KiB windows 4-7 slow, so window 8 goes huge */
+    tl_recheck_wins = 4;
+    tl_touch_mode = 4;
+    tl_touch_normal_from = 2;
+    tl_touch_normal_to = 6;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
+    CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+    CHECK_EQ_U64(st.huge_bytes, 2 * W + st.fresh_bytes - 8 * W);
+    tl_touch_normal_ns = 0;
+    tl_touch_mode = 0;
+    safeload_model_close(mod);
+    if (!getenv("TL_KEEP")) remove(path);
+    tl_free_model(&m);
+}
+
 static void test_pages(void) {
     static const safeload_io ios[2] = {SAFELOAD_IO_READ, SAFELOAD_IO_MMAP};
     tl_model m = {0};
@@ -3914,6 +3990,7 @@ static void test_pages(void) {
     }
     tl_madv_fail = 0;
     tl_touch_mode = 0;
+    tl_pages_watch4(thp);
 done:
     {   /* no fresh pages of its own: caller destinations, an allocator's arena; a bad policy */
         safeload_load_desc d;
