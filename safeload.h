@@ -8328,7 +8328,9 @@ struct safeload_arena {
    first, so huge pages can turn slow in the middle of a load. The other way round is rarer but
    seen (a probe that hit a moment of compaction, with memory the host backs): on 4 KiB pages,
    AUTO tries one window with huge pages again after SL__RECHECK_WINS windows, then after twice
-   as many each time it stays slow, so a host where they stay slow pays a window now and then. */
+   as many each time it stays slow, so a host where they stay slow pays a window now and then;
+   and it watches every 8 MiB of 4 KiB pages too, which can also turn slow mid-load, trying
+   huge pages at once when two verdicts fall under their latest rate (sl__pages_watch4). */
 #define SL__WIN ((uint64_t)2 << 20)
 #define SL__PROBE_WINS 4                /* huge, 4 KiB, huge, 4 KiB (or the first pair alone) */
 #define SL__VERDICT_BYTES (4 * SL__WIN)
