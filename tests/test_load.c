@@ -3719,7 +3719,7 @@ static void tl_pages_watch4(int thp) {
     safeload_error e;
     safeload_load_stats st;
     const uint64_t W = 2u << 20;
-    int th;
+    int th, nth = tu_quick() ? 1 : 2;          /* quick: one thread */
     if (!thp) return;
     tl_add(&m, "q.a", SAFELOAD_F32, 2560, 4096);
     tl_add(&m, "q.b", SAFELOAD_BF16, 3, 1000);
@@ -3734,7 +3734,7 @@ static void tl_pages_watch4(int thp) {
        the huge rate, and window 12 tries huge pages, which win: huge for the rest */
     tl_touch_normal_from = 2;
     tl_touch_normal_to = 1000;
-    for (th = 1; th <= 2; th++) {
+    for (th = 1; th <= nth; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.fresh_bytes > 16 * W);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
@@ -3747,7 +3747,7 @@ static void tl_pages_watch4(int thp) {
     }
     /* one slow verdict alone (windows 4-7) tries nothing: 4 KiB pages throughout */
     tl_touch_normal_to = 6;
-    for (th = 1; th <= 2; th++) {
+    for (th = 1; th <= nth; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
         CHECK_EQ_U64(st.huge_bytes, 2 * W);
@@ -3758,7 +3758,7 @@ static void tl_pages_watch4(int thp) {
     tl_touch_mode = 1;
     tl_touch_normal_from = 1;
     tl_touch_normal_to = 1000;
-    for (th = 1; th <= 2; th++) {
+    for (th = 1; th <= nth; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
         CHECK_EQ_U64(st.huge_bytes, W);
