@@ -1655,8 +1655,9 @@ SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
    the block is timed too, and kept on only when it costs a quarter as much per byte or less
    (the 11-29 guest: an 18th to a 54th; 16 pages can read 4x dearer than the bulk's 4 KiB
    faults). Loads on the file use its verdict and never measure. Only with the library's own
-   allocator (a caller's takes every byte) and only on Linux; blocks of SL__BIG_MIN and up. Every block, mapped or not,
-   starts SL__BIG_HDR bytes early with its size and kind, so sl__big_free can tell. */
+   allocator (a caller's takes every byte) and only on Linux; blocks of SL__BIG_MIN and up.
+   Every block, mapped or not, starts SL__BIG_HDR bytes early with its size and kind, so
+   sl__big_free can tell. */
 #ifndef SAFELOAD_BIG_MIN
 #  define SAFELOAD_BIG_MIN ((size_t)1 << 20)
 #endif
@@ -9169,7 +9170,6 @@ static uint64_t sl__pages_fault(sl__pages *P, uint64_t a, uint64_t b, int huge, 
         uint64_t f = P->first_ns[huge ? 1 : 0];
         ns = t0 && tp > t0 ? tp - t0 + (f == UINT64_MAX ? 0 : f * (b - a) / SL__WIN) : 0;
     }
-    SL__UNUSED(huge);                       /* (when the seam below is the default) */
     return ns ? (uint64_t)SAFELOAD_TOUCH_NS(huge, ns) : 0;
 }
 
@@ -9319,7 +9319,7 @@ static void sl__pages_retry(sl__load *L, size_t k, uint64_t a, uint64_t b) {
 static void sl__pages_watch4(sl__load *L, uint64_t bytes, uint64_t ns) {
     sl__pages *P = &L->pages;
     sl__mutex_lock(&L->mu);
-    if (!sl__atomic_load(&P->huge) && P->gap && ns) {
+    if (!sl__atomic_load(&P->huge) && P->gap) {
         P->acc4_bytes += bytes;
         P->acc4_ns += ns;
         if (P->acc4_bytes >= SL__VERDICT_BYTES) {
