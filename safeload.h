@@ -1646,15 +1646,18 @@ SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
 
 /* Big tables (a header of 100,000 tensors, its entries, a load's plan: 10-20 MB, written end
    to end as soon as they are allocated) on huge pages where a 4 KiB first touch is dear. On
-   most hosts a fresh 4 KiB page costs 0.3-3 us. Under shadow paging (PVM-style guests) every
-   first touch of a 4 KiB page exits to the hypervisor: 10.5 us measured (populated ahead: 4.9
-   us), so 3 MB of header cost 8 ms, while a fresh 2 MiB huge page cost 0.1-0.3 ms there.
-   Where huge pages themselves are dear (a balloon took the host's 2 MiB blocks back) and 4 KiB
-   pages cheap, they are not used. The verdict (sl__bigv) is a file's, taken when its header
-   is allocated: 16 fresh 4 KiB pages timed; 3.5 us a page or more, and the first huge page of
-   the block is timed too, and kept on only when it costs a quarter as much per byte or less
-   (the 11-29 guest: an 18th to a 54th; 16 pages can read 4x dearer than the bulk's 4 KiB
-   faults). Loads on the file use its verdict and never measure. Only with the library's own
+   most hosts a fresh 4 KiB page costs 0.3-3 us (a KVM guest, 12-02: 1.5-1.9 us, 3 us after
+   the memory sat idle; a fresh huge page 40-60 us, 0.1-0.2 us per 4 KiB of it). Under shadow
+   paging (PVM-style guests) every first touch of a 4 KiB page exits to the hypervisor: 10.5
+   us measured (populated ahead: 4.9 us), so 3 MB of header cost 8 ms, while a fresh 2 MiB
+   huge page cost 0.1-0.3 ms there. Where huge pages themselves are dear (a balloon took the
+   host's 2 MiB blocks back) and 4 KiB pages cheap, they are not used. The verdict (sl__bigv)
+   is a file's, taken when its header is allocated: 16 fresh 4 KiB pages timed; 1 us a page
+   or more, and the first huge page of each block is timed too, and huge pages kept on while
+   each costs a quarter as much per byte or less (the 11-29 guest: an 18th to a 54th; 16 pages
+   can read 4x dearer than the bulk's 4 KiB faults); the first dearer one turns the verdict to
+   4 KiB pages. Loads on the file start from its verdict and never probe 4 KiB pages again.
+   Only with the library's own
    allocator (a caller's takes every byte) and only on Linux; blocks of SL__BIG_MIN and up.
    Every block, mapped or not, starts SL__BIG_HDR bytes early with its size and kind, so
    sl__big_free can tell. */
@@ -1663,7 +1666,7 @@ SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
 #endif
 #define SL__BIG_HDR 64                      /* the block keeps 64-byte alignment */
 #define SL__BIG_HUGE ((size_t)2 << 20)
-#define SL__BIG_SLOW_NS 3500                /* a 4 KiB first touch this slow: try huge pages */
+#define SL__BIG_SLOW_NS 1000                /* a 4 KiB first touch this slow: try huge pages */
 #ifndef SAFELOAD_BIG_NS                     /* test seam: the tests choose what was measured */
 #  define SAFELOAD_BIG_NS(huge, ns) (ns)
 #endif
@@ -1737,18 +1740,27 @@ static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, i
                 if (head) sl__os_free_pages(r, head);
                 sl__os_free_pages(b + map, SL__BIG_HUGE - head);
                 if (sl__os_advise_pages(b, map, 1) == 0) {
-                    if (measure && v->ns_4k) {
-                        /* the first huge page, against 512 of the probe's: kept at a
-                           quarter of their cost or less, since 16 pages can read 4x too dear
-                           (a moment's stall, sl__pages_start) */
+                    /* the block's first huge page, against 512 of the probe's: kept at a
+                       quarter of their cost or less, since 16 pages can read 4x too dear (a
+                       moment's stall, sl__pages_start). Every block's first page is timed,
+                       not only the header's: after the memory sat idle the first huge pages
+                       can come fast and later ones at a tenth of the speed (free page
+                       reporting hands out what the host still backs first), so the first
+                       dear one sends the rest of its block, and every block after it, to
+                       4 KiB pages. (Timing every page of a block cost more than it saved:
+                       blocks sized ahead were faulted in whole, and one page caught in a
+                       compaction turned a cheap verdict.) */
+                    if (v->ns_4k) {
                         uint64_t t0 = sl__thread_ns(), t1, ns;
                         b[0] = 0;
                         t1 = sl__thread_ns();
                         ns = t0 && t1 > t0 ? (uint64_t)SAFELOAD_BIG_NS(1, t1 - t0) : 0;
-                        v->ns_2m = ns;
+                        if (measure) v->ns_2m = ns;
                         if (!ns || ns * 4 > v->ns_4k * (SL__BIG_HUGE / 4096)) {
                             v->state = 2;              /* dearer: 4 KiB pages from here on */
-                            (void)sl__os_advise_pages(b + SL__BIG_HUGE, map - SL__BIG_HUGE, 0);
+                            if (map > SL__BIG_HUGE)
+                                (void)sl__os_advise_pages(b + SL__BIG_HUGE, map - SL__BIG_HUGE,
+                                                          0);
                         }
                     }
                     memcpy(b, &map, sizeof map);
