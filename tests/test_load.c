@@ -3745,7 +3745,10 @@ static void tl_pages_watch4(int thp) {
         if (th == 1) CHECK_EQ_U64(st.touch_huge_mbps, 1398);
         CHECK(st.touch_huge_mbps >= 1000 && st.touch_huge_mbps <= 1398);
         if (th == 1) CHECK_EQ_U64(st.huge_bytes, 2 * W + st.fresh_bytes - 12 * W);
-        CHECK(st.huge_bytes > 2 * W + st.fresh_bytes - 16 * W);
+        /* two threads: where the switch lands is the scheduler's (the other worker's windows
+           in flight when it comes: seen as late as window 18 of 20) */
+        CHECK_MSG(st.huge_bytes > 2 * W, "threads %d: %.2f of %.2f windows huge", th,
+                  (double)st.huge_bytes / (double)W, (double)st.fresh_bytes / (double)W);
     }
     /* one slow verdict alone (windows 4-7) tries nothing: 4 KiB pages throughout */
     tl_touch_normal_to = 6;
@@ -3767,6 +3770,38 @@ static void tl_pages_watch4(int thp) {
         CHECK_EQ_U64(st.touch_normal_mbps, 524);
         CHECK_EQ_U64(st.touch_huge_mbps, 20);
     }
+    /* on huge pages: the probe's two 4 KiB windows both stalled (6.7 ms, 313 MB/s), as the
+       first ones after idle memory can be, and huge pages at 699 MB/s pass the probe and the
+       first verdict against that. The 4 KiB window after it (window 8) runs at 2097: the
+       verdict fails against that (a strike), the next one too (windows 9-12), and the rest
+       goes to 4 KiB pages. Before the check, huge pages stayed for the whole arena. */
+    tl_touch_mode = 4;
+    tl_touch_huge_ns = 3000000;
+    tl_touch_normal_ns = 6700000;
+    tl_touch_normal_from = 0;
+    tl_touch_normal_to = 2;
+    for (th = 1; th <= nth; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.fresh_bytes > 16 * W);
+        CHECK_EQ_U64(st.touch_normal_mbps, 2097);
+        CHECK(st.huge_bytes >= 10 * W);
+        if (th > 1) continue;
+        /* (two threads: a verdict the other worker takes before the check's rate lands
+           passes against the stalled one and clears the strike, 14-15 windows seen; where
+           the scheduler keeps this worker out long enough, no switch at all) */
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        CHECK_EQ_U64(st.touch_huge_mbps, 699);
+        CHECK_EQ_U64(st.huge_bytes, 10 * W);
+    }
+    /* ... the check window stalled as well: nothing learnt, huge pages stay (all but the
+       three 4 KiB windows) */
+    tl_touch_normal_to = 3;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
+    CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+    CHECK_EQ_U64(st.touch_normal_mbps, 313);
+    CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 3 * W);
+    tl_touch_normal_ns = 4000000;
+    tl_touch_huge_ns = 1500000;
     /* the periodic retry, 4 windows after the probe, is held against the latest 4 KiB rate:
        4 KiB windows 4-7 slow, so window 8 goes huge */
     tl_recheck_wins = 4;
@@ -3891,12 +3926,13 @@ static void test_pages(void) {
         }
     }
     /* huge pages fast: AUTO keeps them throughout, after all four probe windows (however
-       fast, the pair's one 4 KiB window could be a stall) */
+       fast, the pair's one 4 KiB window could be a stall), and one window on 4 KiB pages
+       after the first verdict they pass (the probe's 4 KiB windows could both be stalls) */
     tl_touch_mode = 2;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);    /* all but the probe's 4 KiB */
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 3 * W);    /* all but those three */
         CHECK(st.touch_huge_mbps > 1000000 && st.touch_normal_mbps == 2097);
     }
     /* the 4 KiB rate is the probe's fastest 4 KiB window: a first one that stalled (4 ms,
@@ -3946,18 +3982,22 @@ static void test_pages(void) {
         CHECK(st.huge_bytes >= 10 * W && st.huge_bytes <= st.fresh_bytes);
         CHECK_EQ_U64(st.touch_huge_mbps, 20);
     }
-    /* one slow verdict alone (a passing moment) changes nothing: huge pages stay */
+    /* one slow verdict alone (a passing moment) changes nothing: huge pages stay. The 4 KiB
+       check comes after the first verdict they pass (windows 8-11), at window 12, the
+       arena's last (partial); with two threads the other worker may have taken it first */
     tl_touch_mode = 6;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);    /* all but the probe's 4 KiB */
+        CHECK(st.fresh_bytes > 12 * W && st.fresh_bytes < 13 * W);
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 10 * W);
+        CHECK(st.huge_bytes == 10 * W || st.huge_bytes == st.fresh_bytes - 2 * W);
     }
     /* ... and where the kernel refuses 4 KiB pages for the rest, huge pages stay */
     tl_madv_fail = 8;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
     CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-    CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);
+    CHECK_EQ_U64(st.huge_bytes, 10 * W);
     /* a refused probe window: nothing measured, 4 KiB pages */
     tl_madv_fail = 2;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
