@@ -1646,8 +1646,9 @@ SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
 
 /* Big tables (a header of 100,000 tensors, its entries, a load's plan: 10-20 MB, written end
    to end as soon as they are allocated) on huge pages where a 4 KiB first touch is dear. On
-   most hosts a fresh 4 KiB page costs 0.3-3 us (a KVM guest, 12-02: 1.5-1.9 us, 3 us after
-   the memory sat idle; a fresh huge page 40-60 us, 0.1-0.2 us per 4 KiB of it). Under shadow
+   most hosts a fresh 4 KiB page costs 0.3-3 us (the PVM guest on 12-02 evening: 1.5-1.9 us,
+   3 us after the memory sat idle; a fresh huge page 40-60 us, 0.1-0.2 us per 4 KiB of it,
+   when the host backs the memory). Under shadow
    paging (PVM-style guests) every first touch of a 4 KiB page exits to the hypervisor: 10.5
    us measured (populated ahead: 4.9 us), so 3 MB of header cost 8 ms, while a fresh 2 MiB
    huge page cost 0.1-0.3 ms there. Where huge pages themselves are dear (a balloon took the
@@ -9372,13 +9373,15 @@ static void sl__pages_to4k(sl__load *L, size_t k) {
 }
 
 /* AUTO on huge pages, after the first verdict they pass: window k, [a, b), on 4 KiB pages,
-   timed (with the probe's first-write cost). The probe's 4 KiB windows run first thing in the load, where
-   memory that sat idle can stall both (12-02, a KVM guest: 250-340 MB/s for 4 KiB windows
-   that ran at 2-4 GB/s a moment later, while huge pages faulted in at 0.3 GB/s): held against
-   that rate, huge pages passed every verdict and a load ran 4-6x slower than on 4 KiB pages.
-   The faster of the two rates counts from here on, and the latest verdict is taken again
-   against it: failing now, it is a strike, and the next slow verdict switches. Where huge pages won honestly
-   this costs one window's 4 KiB first touch (0.5-0.7 ms here). */
+   timed (with the probe's first-write cost). The probe's 4 KiB windows run first thing in the
+   load, where memory that sat idle can stall both (the PVM guest, 12-02 evening, after 6 s
+   idle: the faster of them at 250-340 MB/s, while loads on forced 4 KiB pages in the same run
+   moved 2.2-3.9 GB/s, and huge pages faulted in at 0.3 GB/s): held against that rate, huge
+   pages passed every verdict and a load ran 4-6x slower than on 4 KiB pages. The faster of
+   the two rates counts from here on, and the latest verdict is taken again against it:
+   failing now, it is a strike, and the next slow verdict switches. Where huge pages won
+   honestly this costs one window's 4 KiB first touch (0.5-1.5 ms there, 3-4 ms under
+   shadow paging with the first write). */
 static void sl__pages_check4(sl__load *L, size_t k, uint64_t a, uint64_t b) {
     sl__pages *P = &L->pages;
     uint64_t ns = 0, mbps;
