@@ -8348,11 +8348,16 @@ struct safeload_arena {
 #define SL__WIN ((uint64_t)2 << 20)
 #define SL__PROBE_WINS 4                /* huge, 4 KiB, huge, 4 KiB (or the first pair alone) */
 #define SL__VERDICT_BYTES (4 * SL__WIN)
-/* Two slow verdicts in a row switch to 4 KiB pages: one alone was a passing moment (host
-   compaction, another process's burst) in most loads that saw it where the host backs memory,
-   and a switch there cost 128 MiB of 4 KiB pages (docs/performance.md); a host that takes
-   memory back stays slow, and pays 8 MiB more of slow huge pages before the switch. */
+/* Two slow verdicts among the last three switch to 4 KiB pages: one alone was a passing
+   moment (host compaction, another process's burst) in most loads that saw it where the host
+   backs memory, and a switch there cost 128 MiB of 4 KiB pages (docs/performance.md); a host
+   that takes memory back stays slow, and pays 8 MiB more of slow huge pages before the
+   switch. Not only two in a row: where the host backs some of the free blocks and has taken
+   others back, verdicts come in slow and fast by turns (12-02 evening: one idle load kept
+   468 of 512 MiB on huge pages with its last verdict at 256 MB/s against 1266 for 4 KiB pages,
+   1.51 s against 0.27 for the others). */
 #define SL__STRIKES 2
+#define SL__SLOW_OF(hist) (((hist) & 1) + (((hist) >> 1) & 1) + (((hist) >> 2) & 1))
 #ifndef SL__RECHECK_WINS                /* (the tests make it small) */
 #  define SL__RECHECK_WINS 64
 #endif
@@ -8385,7 +8390,8 @@ typedef struct sl__pages {
     int monitor;                        /* AUTO on huge pages: time them, switch when slow */
     volatile int populate;              /* MADV_POPULATE_WRITE works */
     uint64_t acc_bytes, acc_ns;         /* huge windows since the last verdict (under mu) */
-    int strikes;                        /* slow verdicts in a row (under mu) */
+    unsigned slow;                      /* the last three verdicts, 1 = slow, latest in
+                                           bit 0 (under mu) */
     uint64_t acc4_bytes, acc4_ns;       /* the same for 4 KiB windows, where AUTO retries */
     int strikes4;                       /* 4 KiB verdicts slower than huge pages, in a row */
     int retry_due;                      /* ... SL__STRIKES of them: retry now (under mu) */
@@ -9353,11 +9359,12 @@ static void sl__pages_watch4(sl__load *L, uint64_t bytes, uint64_t ns) {
     sl__mutex_unlock(&L->mu);
 }
 
-/* AUTO on huge pages, SL__STRIKES verdicts under SL__HUGE_OK (under mu; k: the window just
-   faulted in): the rest of the arena to 4 KiB pages (touched huge pages stay as they are). */
+/* AUTO on huge pages, SL__STRIKES of the last three verdicts under SL__HUGE_OK (under mu; k:
+   the window just faulted in): the rest of the arena to 4 KiB pages (touched huge pages stay
+   as they are). */
 static void sl__pages_to4k(sl__load *L, size_t k) {
     sl__pages *P = &L->pages;
-    P->strikes = 0;
+    P->slow = 0;
     P->monitor = 0;
     P->check4 = 0;
     sl__atomic_store(&P->check4_due, 0);
@@ -9395,8 +9402,10 @@ static void sl__pages_check4(sl__load *L, size_t k, uint64_t a, uint64_t b) {
            (one that failed already was counted) */
         int was_ok = SL__HUGE_OK(P->huge_mbps, P->normal_mbps);
         P->normal_mbps = mbps;
-        if (was_ok && !SL__HUGE_OK(P->huge_mbps, mbps) && ++P->strikes >= SL__STRIKES)
-            sl__pages_to4k(L, k);
+        if (was_ok && !SL__HUGE_OK(P->huge_mbps, mbps)) {
+            P->slow |= 1;
+            if (SL__SLOW_OF(P->slow) >= SL__STRIKES) sl__pages_to4k(L, k);
+        }
     }
     sl__mutex_unlock(&L->mu);
 }
@@ -9452,9 +9461,9 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
             if (P->acc_bytes >= SL__VERDICT_BYTES) {
                 P->huge_mbps = sl__mbps(P->acc_bytes, P->acc_ns);
                 P->acc_bytes = P->acc_ns = 0;
-                P->strikes = SL__HUGE_OK(P->huge_mbps, P->normal_mbps) ? 0 : P->strikes + 1;
-                if (P->strikes >= SL__STRIKES) sl__pages_to4k(L, k);
-                else if (P->check4 && !P->strikes) {    /* the first verdict that passed */
+                P->slow = ((P->slow << 1) | !SL__HUGE_OK(P->huge_mbps, P->normal_mbps)) & 7u;
+                if (SL__SLOW_OF(P->slow) >= SL__STRIKES) sl__pages_to4k(L, k);
+                else if (P->check4 && !(P->slow & 1)) {     /* the first verdict that passed */
                     P->check4 = 0;
                     sl__atomic_store(&P->check4_due, 1);
                 }

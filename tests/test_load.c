@@ -106,7 +106,8 @@ static int tl_madvise(void *p, size_t n, int advice) {
    1 us (fast) or 100 ms (slow): 1 slow, 2 fast, 3 fast for the first tl_touch_fast huge
    windows then slow; 4: huge ones tl_touch_huge_ns each (near the 4 KiB rate); 5 slow for
    the first tl_touch_slow huge windows then fast; 6 slow for the first verdict's; 7 fast for
-   the probe's two, tl_touch_huge_ns after. tl_touch_stall: the first 4 KiB window that long
+   the probe's two, tl_touch_huge_ns after; 8 fast for the probe's two, then slow and fast by
+   turns for four windows each (a verdict's). tl_touch_stall: the first 4 KiB window that long
    (a stall); tl_touch_normal_ns: 4 KiB windows [tl_touch_normal_from, _to) that long */
 static int tl_touch_mode;
 static unsigned long long tl_touch_huge_ns, tl_touch_stall, tl_touch_normal_ns;
@@ -125,6 +126,8 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     if (tl_touch_mode == 4) return tl_touch_huge_ns;
     k = __atomic_fetch_add(&tl_touch_huge, 1, __ATOMIC_RELAXED);
     if (tl_touch_mode == 7) return k < 2 ? 1000 : tl_touch_huge_ns;
+    /* 8: fast for the probe's two, then each verdict's four slow and fast by turns */
+    if (tl_touch_mode == 8) return k < 2 || (k - 2) / 4 % 2 ? 1000 : 100000000;
     if (tl_touch_mode == 2 || (tl_touch_mode == 3 && k < tl_touch_fast)) return 1000;
     if (tl_touch_mode == 5 && k >= tl_touch_slow) return 1000;
     /* 6: only the first verdict's windows (huge windows 2-5: after the probe's two) slow */
@@ -3802,6 +3805,19 @@ static void tl_pages_watch4(int thp) {
     CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 3 * W);
     tl_touch_normal_ns = 4000000;
     tl_touch_huge_ns = 1500000;
+    /* on huge pages, verdicts slow and fast by turns (windows 4-7 slow, 8-11 fast, then the
+       4 KiB check at 12, 13-16 slow): two slow among the last three switch the rest to 4 KiB
+       pages; two in a row never came, and huge pages stayed for the whole arena */
+    tl_touch_mode = 8;
+    for (th = 1; th <= nth; th++) {
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.fresh_bytes > 18 * W);
+        CHECK(st.huge_bytes >= 10 * W);
+        if (th > 1) continue;                   /* (two threads: the switch is the scheduler's) */
+        CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+        CHECK_EQ_U64(st.huge_bytes, 14 * W);
+        CHECK_EQ_U64(st.touch_huge_mbps, 20);
+    }
     /* the periodic retry, 4 windows after the probe, is held against the latest 4 KiB rate:
        4 KiB windows 4-7 slow, so window 8 goes huge */
     tl_recheck_wins = 4;
