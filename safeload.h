@@ -1648,17 +1648,16 @@ SL__MAYBE_UNUSED static void sl__os_free_pages(void *p, uint64_t size) {
    to end as soon as they are allocated) on huge pages where a 4 KiB first touch is dear. On
    most hosts a fresh 4 KiB page costs 0.3-3 us (the PVM guest on 12-02 evening: 1.5-1.9 us,
    3 us after the memory sat idle; a fresh huge page 40-60 us, 0.1-0.2 us per 4 KiB of it,
-   when the host backs the memory). Under shadow
-   paging (PVM-style guests) every first touch of a 4 KiB page exits to the hypervisor: 10.5
-   us measured (populated ahead: 4.9 us), so 3 MB of header cost 8 ms, while a fresh 2 MiB
-   huge page cost 0.1-0.3 ms there. Where huge pages themselves are dear (a balloon took the
-   host's 2 MiB blocks back) and 4 KiB pages cheap, they are not used. The verdict (sl__bigv)
-   is a file's, taken when its header is allocated: 16 fresh 4 KiB pages timed; 1 us a page
-   or more, and the first huge page of each block is timed too, and huge pages kept on while
-   each costs a quarter as much per byte or less (the 11-29 guest: an 18th to a 54th; 16 pages
-   can read 4x dearer than the bulk's 4 KiB faults); the first dearer one turns the verdict to
-   4 KiB pages. Loads on the file start from its verdict and never probe 4 KiB pages again.
-   Only with the library's own
+   when the host backs the memory). Under shadow paging (PVM-style guests) every first touch
+   of a 4 KiB page exits to the hypervisor: 10.5 us measured (populated ahead: 4.9 us), so
+   3 MB of header cost 8 ms, while a fresh 2 MiB huge page cost 0.1-0.3 ms there. Where huge
+   pages themselves are dear (a balloon took the host's 2 MiB blocks back) and 4 KiB pages
+   cheap, they are not used. The verdict (sl__bigv) is a file's, taken when its header is
+   allocated: 16 fresh 4 KiB pages timed; at 1 us a page or more the first huge page of each
+   block is timed too, and huge pages are kept on while each costs a quarter as much per
+   byte or less (the 11-29 guest: an 18th to a 54th; 16 pages can read 4x dearer than the
+   bulk's 4 KiB faults); the first dearer one turns the verdict to 4 KiB pages. Loads on the
+   file start from its verdict and never probe 4 KiB pages again. Only with the library's own
    allocator (a caller's takes every byte) and only on Linux; blocks of SL__BIG_MIN and up.
    Every block, mapped or not, starts SL__BIG_HDR bytes early with its size and kind, so
    sl__big_free can tell. */
@@ -8402,10 +8401,10 @@ typedef struct sl__pages {
     size_t retry;                       /* AUTO on 4 KiB pages: the window that tries huge
                                            pages again (0: none; under mu) */
     size_t gap;                         /* windows to the next retry when this one fails */
-    int check4;                         /* AUTO on huge pages after its probe: 1 = one window
-                                           of 4 KiB pages is owed after the first verdict
-                                           they pass (under mu) */
-    volatile int check4_due;            /* ... and the next window taken is it */
+    volatile int check4;                /* AUTO on huge pages after its probe: one window of
+                                           4 KiB pages is owed after the first verdict they
+                                           pass (1), the next window taken is it (2); set
+                                           under mu, read without it */
     uint64_t huge_bytes, huge_mbps, normal_mbps;
     safeload_pages policy;              /* for stats: 0 when this load touches no fresh pages */
 } sl__pages;
@@ -9366,8 +9365,7 @@ static void sl__pages_to4k(sl__load *L, size_t k) {
     sl__pages *P = &L->pages;
     P->slow = 0;
     P->monitor = 0;
-    P->check4 = 0;
-    sl__atomic_store(&P->check4_due, 0);
+    sl__atomic_store(&P->check4, 0);
     if (sl__os_advise_pages(P->base + (P->lo & ~(uint64_t)4095),
                             P->hi - (P->lo & ~(uint64_t)4095), 0) == 0) {
         sl__atomic_store(&P->huge, 0);
@@ -9391,10 +9389,8 @@ static void sl__pages_to4k(sl__load *L, size_t k) {
    shadow paging with the first write). */
 static void sl__pages_check4(sl__load *L, size_t k, uint64_t a, uint64_t b) {
     sl__pages *P = &L->pages;
-    uint64_t ns = 0, mbps;
     int advised = sl__os_advise_pages(P->base + a, b - a, 0) == 0;
-    ns = sl__pages_fault(P, a, b, !advised, 0);
-    mbps = sl__mbps(b - a, ns);
+    uint64_t mbps = sl__mbps(b - a, sl__pages_fault(P, a, b, !advised, 0));
     sl__mutex_lock(&L->mu);
     if (!advised) P->huge_bytes += b - a;
     else if (mbps && sl__atomic_load(&P->huge) && P->monitor && mbps > P->normal_mbps) {
@@ -9437,11 +9433,11 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
                 continue;
             }
         }
-        if (huge && sl__atomic_load(&P->check4_due)) {
+        if (huge && sl__atomic_load(&P->check4) == 2) {
             int now;
             sl__mutex_lock(&L->mu);
-            now = sl__atomic_load(&P->check4_due);
-            sl__atomic_store(&P->check4_due, 0);
+            now = sl__atomic_load(&P->check4) == 2;
+            if (now) sl__atomic_store(&P->check4, 0);
             sl__mutex_unlock(&L->mu);
             if (now) {
                 sl__pages_check4(L, k, a, b);
@@ -9463,10 +9459,8 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
                 P->acc_bytes = P->acc_ns = 0;
                 P->slow = ((P->slow << 1) | !SL__HUGE_OK(P->huge_mbps, P->normal_mbps)) & 7u;
                 if (SL__SLOW_OF(P->slow) >= SL__STRIKES) sl__pages_to4k(L, k);
-                else if (P->check4 && !(P->slow & 1)) {     /* the first verdict that passed */
-                    P->check4 = 0;
-                    sl__atomic_store(&P->check4_due, 1);
-                }
+                else if (P->check4 == 1 && !(P->slow & 1))   /* the first that passed */
+                    sl__atomic_store(&P->check4, 2);
             }
         }
         sl__mutex_unlock(&L->mu);
