@@ -8357,6 +8357,15 @@ struct safeload_arena {
    1.51 s against 0.27 for the others). */
 #define SL__STRIKES 2
 #define SL__SLOW_OF(hist) (((hist) & 1) + (((hist) >> 1) & 1) + (((hist) >> 2) & 1))
+/* ... except SL__FAR_WINS huge windows in a row, each at a quarter of the 4 KiB rate or less:
+   they switch at once, whatever the verdicts. After the memory sat idle (12-02 evening, 12-03)
+   the first huge pages came fast, the probe and the first verdicts passed them, and from some
+   window on every one took 4.6-7 ms (0.1-0.2 of the 4 KiB rate): a verdict that straddled the
+   turn was one strike, the next one the switch, 6-7 slow windows in all. The slow moments seen
+   with memory the host backs ran at 0.26-0.54 of the 4 KiB rate over a verdict, and one page
+   caught in a compaction is one window, not three. */
+#define SL__HUGE_FAR(huge, normal) ((huge) * 4 <= (normal))
+#define SL__FAR_WINS 3
 #ifndef SL__RECHECK_WINS                /* (the tests make it small) */
 #  define SL__RECHECK_WINS 64
 #endif
@@ -8389,6 +8398,8 @@ typedef struct sl__pages {
     int monitor;                        /* AUTO on huge pages: time them, switch when slow */
     volatile int populate;              /* MADV_POPULATE_WRITE works */
     uint64_t acc_bytes, acc_ns;         /* huge windows since the last verdict (under mu) */
+    unsigned far_run;                   /* huge windows in a row SL__HUGE_FAR (under mu) */
+    uint64_t far_bytes, far_ns;         /* ... their bytes and time */
     unsigned slow;                      /* the last three verdicts, 1 = slow, latest in
                                            bit 0 (under mu) */
     uint64_t acc4_bytes, acc4_ns;       /* the same for 4 KiB windows, where AUTO retries */
@@ -9321,6 +9332,8 @@ static void sl__pages_retry(sl__load *L, size_t k, uint64_t a, uint64_t b) {
         sl__os_advise_pages(P->base + b, P->hi - b, 1) == 0) {
         P->huge_mbps = mbps;
         P->acc_bytes = P->acc_ns = 0;
+        P->far_run = 0;
+        P->far_bytes = P->far_ns = 0;
         P->monitor = 1;
         P->policy = SAFELOAD_PAGES_HUGE;
         sl__atomic_store(&P->huge, 1);
@@ -9358,12 +9371,15 @@ static void sl__pages_watch4(sl__load *L, uint64_t bytes, uint64_t ns) {
     sl__mutex_unlock(&L->mu);
 }
 
-/* AUTO on huge pages, SL__STRIKES of the last three verdicts under SL__HUGE_OK (under mu; k:
-   the window just faulted in): the rest of the arena to 4 KiB pages (touched huge pages stay
-   as they are). */
+/* AUTO on huge pages, SL__STRIKES of the last three verdicts under SL__HUGE_OK, or
+   SL__FAR_WINS windows in a row far under it (under mu; k: the window just faulted in): the
+   rest of the arena to 4 KiB pages (touched huge pages stay as they are). */
 static void sl__pages_to4k(sl__load *L, size_t k) {
     sl__pages *P = &L->pages;
     P->slow = 0;
+    P->far_run = 0;
+    P->far_bytes = P->far_ns = 0;
+    P->acc_bytes = P->acc_ns = 0;
     P->monitor = 0;
     sl__atomic_store(&P->check4, 0);
     if (sl__os_advise_pages(P->base + (P->lo & ~(uint64_t)4095),
@@ -9454,7 +9470,18 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
         if (P->monitor && ns) {
             P->acc_bytes += b - a;
             P->acc_ns += ns;
-            if (P->acc_bytes >= SL__VERDICT_BYTES) {
+            if (SL__HUGE_FAR(sl__mbps(b - a, ns), P->normal_mbps)) {
+                P->far_run++;
+                P->far_bytes += b - a;
+                P->far_ns += ns;
+            } else {
+                P->far_run = 0;
+                P->far_bytes = P->far_ns = 0;
+            }
+            if (P->far_run >= SL__FAR_WINS) {
+                P->huge_mbps = sl__mbps(P->far_bytes, P->far_ns);
+                sl__pages_to4k(L, k);
+            } else if (P->acc_bytes >= SL__VERDICT_BYTES) {
                 P->huge_mbps = sl__mbps(P->acc_bytes, P->acc_ns);
                 P->acc_bytes = P->acc_ns = 0;
                 P->slow = ((P->slow << 1) | !SL__HUGE_OK(P->huge_mbps, P->normal_mbps)) & 7u;
