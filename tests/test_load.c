@@ -4018,7 +4018,9 @@ static void test_pages(void) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
         if (th == 1) CHECK_EQ_U64(st.huge_bytes, 5 * W + tl_retry_bytes(st.fresh_bytes, 11, 4));
-        CHECK(st.huge_bytes >= 6 * W && st.huge_bytes <= 9 * W);
+        /* (two threads: windows 4 to the one that switched, and the retry: the other worker
+           may have taken more while this one waited, up to the whole arena under qemu) */
+        CHECK(st.huge_bytes >= 6 * W && st.huge_bytes <= st.fresh_bytes);
         if (th == 1) CHECK_EQ_U64(st.touch_huge_mbps, 20);      /* the retry's */
         CHECK(st.touch_huge_mbps > 0 && st.touch_huge_mbps <= 20);  /* (or the partial last) */
     }
