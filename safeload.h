@@ -9377,10 +9377,7 @@ static void sl__pages_watch4(sl__load *L, uint64_t bytes, uint64_t ns) {
 static void sl__pages_to4k(sl__load *L, size_t k) {
     sl__pages *P = &L->pages;
     P->slow = 0;
-    P->far_run = 0;
-    P->far_bytes = P->far_ns = 0;
-    P->acc_bytes = P->acc_ns = 0;
-    P->monitor = 0;
+    P->monitor = 0;                     /* (a retry that wins starts the windows' counts anew) */
     sl__atomic_store(&P->check4, 0);
     if (sl__os_advise_pages(P->base + (P->lo & ~(uint64_t)4095),
                             P->hi - (P->lo & ~(uint64_t)4095), 0) == 0) {
