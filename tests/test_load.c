@@ -105,10 +105,10 @@ static int tl_madvise(void *p, size_t n, int advice) {
 /* first-touch times: 0 as measured; else fixed per 2 MiB window, 4 KiB pages 1 ms, huge ones
    1 us (fast) or 100 ms (slow): 1 slow, 2 fast, 3 fast for the first tl_touch_fast huge
    windows then slow; 4: huge ones tl_touch_huge_ns each (near the 4 KiB rate); 5 slow for
-   the first tl_touch_slow huge windows then fast; 6 slow for the first verdict's; 7 fast for
+   the first tl_touch_slow huge windows then fast; 7 fast for
    the probe's two, tl_touch_huge_ns after; 8 fast for the probe's two, then slow and fast by
    turns for four windows each (a verdict's); 9 huge windows [tl_touch_slow_from, _to) slow,
-   the others fast. Slow is tl_touch_slow_ns where set (3, 6, 8, 9). tl_touch_stall: the first
+   the others fast. Slow is tl_touch_slow_ns where set (3, 8, 9). tl_touch_stall: the first
    4 KiB window that long (a stall); tl_touch_normal_ns: 4 KiB windows [tl_touch_normal_from,
    _to) that long */
 static int tl_touch_mode;
@@ -134,8 +134,6 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     if (tl_touch_mode == 9) return k >= tl_touch_slow_from && k < tl_touch_slow_to ? slow : 1000;
     if (tl_touch_mode == 2 || (tl_touch_mode == 3 && k < tl_touch_fast)) return 1000;
     if (tl_touch_mode == 5 && k >= tl_touch_slow) return 1000;
-    /* 6: only the first verdict's windows (huge windows 2-5: after the probe's two) slow */
-    if (tl_touch_mode == 6 && (k < 2 || k >= 6)) return 1000;
     if (tl_touch_mode == 1 || tl_touch_mode == 5) return 100000000;
     return slow;
 }
@@ -4027,7 +4025,9 @@ static void test_pages(void) {
     /* one slow verdict alone (a passing moment, 699 MB/s) changes nothing: huge pages stay.
        The 4 KiB check comes after the first verdict they pass (windows 8-11), at window 12,
        the arena's last (partial); with two threads the other worker may have taken it first */
-    tl_touch_mode = 6;
+    tl_touch_mode = 9;                  /* only the first verdict's windows (huge windows 2-5) */
+    tl_touch_slow_from = 2;
+    tl_touch_slow_to = 6;
     tl_touch_slow_ns = 3000000;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
@@ -4045,9 +4045,7 @@ static void test_pages(void) {
     /* three huge windows in a row far under the line (20 MB/s) switch at once (window 6); two
        (two windows caught in a compaction) make one slow verdict: huge pages stay. Three: the
        retry at window 11 finds them fast again, huge pages from there */
-    tl_touch_mode = 9;
     tl_touch_slow_ns = 0;
-    tl_touch_slow_from = 2;                             /* after the probe's two */
     for (tl_touch_slow_to = 4; tl_touch_slow_to <= 5; tl_touch_slow_to++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
