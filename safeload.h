@@ -1791,6 +1791,25 @@ static void *sl__big_calloc(const safeload_allocator *a, size_t count, size_t si
     return p && !zero ? sl__zero_fresh(p, count * size) : p;
 }
 
+/* A block sized ahead on huge pages, allocated before the verdict turned to 4 KiB pages: its
+   pages past the first (not yet touched, as a rule) go on 4 KiB pages too. After the memory
+   sat idle the first huge pages come fast and later ones at a tenth of the speed, so a
+   header's tables passed their first page and then faulted in their next ones at 5 ms each
+   (the PVM guest, 12-03: a 25,000-tensor open took 11.6-12.6 ms against 1.6 with the memory
+   backed, 5 ms of it one huge page of the entries the merge of the parts reached). */
+SL__MAYBE_UNUSED static void sl__big_settle(void *p) {
+#if defined(SL__HAVE_PAGES)
+    unsigned char *b;
+    size_t map;
+    if (!p) return;
+    b = (unsigned char *)p - SL__BIG_HDR;
+    memcpy(&map, b, sizeof map);
+    if (map > SL__BIG_HUGE) (void)sl__os_advise_pages(b + SL__BIG_HUGE, map - SL__BIG_HUGE, 0);
+#else
+    SL__UNUSED(p);
+#endif
+}
+
 static void sl__big_free(const safeload_allocator *a, void *p) {
     unsigned char *b;
     size_t map;
@@ -4394,7 +4413,7 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     const safeload_allocator *a = &f->alloc;
     uint64_t n = f->header_len, q[SL__SPLIT_MAX + 1];
     size_t parts, k, i, n0, total, cap;
-    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok;
+    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok, was_huge;
     sl__part *pt;
     safeload_error e0, *err0 = j->err;
     *hashes = NULL;
@@ -4410,6 +4429,7 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     parts = i;
     q[parts] = n;
     if (parts < 2) return 0;
+    was_huge = f->big.state == 1;
     pt = (sl__part *)sl__calloc(a, parts - 1, sizeof *pt);
     if (!pt) return 0;
     for (k = 1, ok = 1; k < parts && ok; k++) {     /* every part's memory, before any runs */
@@ -4436,6 +4456,13 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
         p->j.alloc = &sl__refuse;
         p->j.split = k + 1 < parts;     /* the last part ends the header */
         p->j.no_meta = 1;
+    }
+    /* a dear huge page among the parts' blocks: the blocks sized ahead before them (the
+       entries and dims the merge writes, the header's rest) go on 4 KiB pages too */
+    if (was_huge && f->big.state == 2) {
+        sl__big_settle(f->header);
+        sl__big_settle(j->ents);
+        sl__big_settle(j->dims);
     }
     for (k = 1; k < parts && ok; k++) {
         sl__part *p = &pt[k - 1];
@@ -8361,11 +8388,18 @@ struct safeload_arena {
    they switch at once, whatever the verdicts. After the memory sat idle (12-02 evening, 12-03)
    the first huge pages came fast, the probe and the first verdicts passed them, and from some
    window on every one took 4.6-7 ms (0.1-0.2 of the 4 KiB rate): a verdict that straddled the
-   turn was one strike, the next one the switch, 6-7 slow windows in all. The slow moments seen
-   with memory the host backs ran at 0.26-0.54 of the 4 KiB rate over a verdict, and one page
-   caught in a compaction is one window, not three. */
+   turn was one strike, the next one the switch, 6-7 slow windows in all. Each costs the load
+   7-8 windows' worth of 4 KiB faults, and the other worker's window in flight at the switch
+   is slow too. With memory the host backs no huge window has come near the line: 12,300 of
+   them on 12-03 (56 loads) took at most 0.6 ms against 0.6-0.9 for a 4 KiB window; the slow
+   moments seen on other days ran at 0.26-0.54 of the 4 KiB rate over a verdict. */
 #define SL__HUGE_FAR(huge, normal) ((huge) * 4 <= (normal))
-#define SL__FAR_WINS 3
+#define SL__FAR_WINS 2
+/* A retry that measures huge pages that far under the 4 KiB rate puts the next one this many
+   times as far away, not twice: the host has taken the memory back and keeps it (after idle,
+   every retry of 12-03 found 3.4-6.7 ms a window), and each costs a slow window. A retry
+   merely slow (a passing moment ending) doubles the gap as before. */
+#define SL__FAR_GAP 8
 #ifndef SL__RECHECK_WINS                /* (the tests make it small) */
 #  define SL__RECHECK_WINS 64
 #endif
@@ -9339,7 +9373,7 @@ static void sl__pages_retry(sl__load *L, size_t k, uint64_t a, uint64_t b) {
         sl__atomic_store(&P->huge, 1);
     } else {
         if (mbps) P->huge_mbps = mbps;
-        P->gap *= 2;
+        P->gap *= mbps && SL__HUGE_FAR(mbps, P->normal_mbps) ? SL__FAR_GAP : 2;
         P->retry = k + P->gap;
     }
     sl__mutex_unlock(&L->mu);

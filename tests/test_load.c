@@ -151,6 +151,7 @@ static unsigned long long tl_big_ns(int huge, unsigned long long ns) {
     if (tl_big_mode == 3) return 0;
     if (!huge) return tl_big_mode == 0 ? 500 : 8000;
     if (tl_big_mode == 7) return tl_big_huge_probes == 1 ? 100000 : 512 * 8000 + 1;
+    if (tl_big_mode == 8) return tl_big_huge_probes <= 3 ? 100000 : 512 * 8000 + 1;
     return tl_big_mode == 2 ? 512 * 8000 + 1 : tl_big_mode == 4 ? 20000 :
            tl_big_mode == 5 ? 128 * 8000 + 1 : tl_big_mode == 6 ? 128 * 8000 : 100000;
 }
@@ -3709,12 +3710,13 @@ static safeload_load_stats tl_pages_load(const tl_model *m, safeload_model *mod,
     return st;
 }
 
-/* Bytes of the arena's windows from window k on, every `gap` windows, the gap doubling each
-   time: where AUTO, on 4 KiB pages, tries huge pages again (each try slow, by the seam). */
-static uint64_t tl_retry_bytes(uint64_t fresh, uint64_t k, uint64_t gap) {
+/* Bytes of the arena's windows from window k on, every `gap` windows, the gap growing `mult`
+   times each time: where AUTO, on 4 KiB pages, tries huge pages again (each try slow, by the
+   seam: twice as far after a slow one, SL__FAR_GAP times after one far under the line). */
+static uint64_t tl_retry_bytes(uint64_t fresh, uint64_t k, uint64_t gap, uint64_t mult) {
     const uint64_t W = 2u << 20;
     uint64_t sum = 0;
-    for (; k * W < fresh; gap *= 2, k += gap) sum += fresh - k * W < W ? fresh - k * W : W;
+    for (; k * W < fresh; gap *= mult, k += gap) sum += fresh - k * W < W ? fresh - k * W : W;
     return sum;
 }
 
@@ -3834,6 +3836,24 @@ static void tl_pages_watch4(int thp) {
     CHECK(st.pages == SAFELOAD_PAGES_HUGE);
     CHECK_EQ_U64(st.huge_bytes, 2 * W + st.fresh_bytes - 8 * W);
     tl_touch_normal_ns = 0;
+    /* retries every 2 windows from the probe, each slow: huge pages merely slow (1398 MB/s, 2/3
+       of the 4 KiB rate) double the gap (windows 6, 10, 18); far under the line (20 MB/s, the
+       probe stops after its pair) make it SL__FAR_GAP times as long (windows 4, then 20, the
+       arena's last, partial) */
+    tl_recheck_wins = 2;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
+    CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+    CHECK_EQ_U64(st.touch_huge_mbps, 1398);
+    CHECK(st.fresh_bytes > 20 * W && st.fresh_bytes < 21 * W);
+    CHECK_EQ_U64(st.huge_bytes, 2 * W + tl_retry_bytes(st.fresh_bytes, 6, 2, 2));
+    CHECK_EQ_U64(st.huge_bytes, 5 * W);
+    tl_touch_mode = 1;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
+    CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
+    CHECK_EQ_U64(st.touch_huge_mbps, 20);
+    CHECK_EQ_U64(st.huge_bytes, W + tl_retry_bytes(st.fresh_bytes, 4, 2, SL__FAR_GAP));
+    CHECK_EQ_U64(st.huge_bytes, 2 * W + st.fresh_bytes - 20 * W);
+    tl_recheck_wins = 4;
     tl_touch_mode = 0;
     safeload_model_close(mod);
     if (!getenv("TL_KEEP")) remove(path);
@@ -3904,7 +3924,7 @@ static void test_pages(void) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
         CHECK(st.fresh_bytes > 6 * W);                      /* (one retry at least) */
-        CHECK_EQ_U64(st.huge_bytes, W + tl_retry_bytes(st.fresh_bytes, 6, 4));
+        CHECK_EQ_U64(st.huge_bytes, W + tl_retry_bytes(st.fresh_bytes, 6, 4, SL__FAR_GAP));
         CHECK_EQ_U64(st.touch_normal_mbps, 2097);           /* 2 MiB in 1 ms */
         CHECK_EQ_U64(st.touch_huge_mbps, 20);               /* 2 MiB in 100 ms */
     }
@@ -3943,8 +3963,8 @@ static void test_pages(void) {
             /* the whole probe (two huge windows) down to half the rate; under it, the first
                pair settles it; then the retries (slow again: huge pages must match 4 KiB) */
             if (th >= 3)
-                CHECK_EQ_U64(st.huge_bytes, th < 5 ? 2 * W + tl_retry_bytes(st.fresh_bytes, 8, 4)
-                                                   : W + tl_retry_bytes(st.fresh_bytes, 6, 4));
+                CHECK_EQ_U64(st.huge_bytes, th < 5 ? 2 * W + tl_retry_bytes(st.fresh_bytes, 8, 4, 2)
+                                                   : W + tl_retry_bytes(st.fresh_bytes, 6, 4, 2));
         }
     }
     /* huge pages fast: AUTO keeps them throughout, after all four probe windows (however
@@ -3968,7 +3988,7 @@ static void test_pages(void) {
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
         CHECK_EQ_U64(st.touch_normal_mbps, 2097);
         CHECK_EQ_U64(st.touch_huge_mbps, 1398);
-        CHECK_EQ_U64(st.huge_bytes, 2 * W + tl_retry_bytes(st.fresh_bytes, 8, 4));
+        CHECK_EQ_U64(st.huge_bytes, 2 * W + tl_retry_bytes(st.fresh_bytes, 8, 4, 2));
     }
     /* the cliff of 12-02: huge pages fast for the probe's two windows, then at a third of the
        4 KiB rate (699 MB/s), and the first 4 KiB window stalled (6.7 ms, 313 MB/s). Against
@@ -3986,7 +4006,7 @@ static void test_pages(void) {
            as a whole one by the seam) into a verdict: a little under 699 */
         if (th == 1) CHECK_EQ_U64(st.touch_huge_mbps, 699);
         CHECK(st.touch_huge_mbps >= 524 && st.touch_huge_mbps <= 699);
-        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 10 * W + tl_retry_bytes(st.fresh_bytes, 16, 4));
+        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 10 * W + tl_retry_bytes(st.fresh_bytes, 16, 4, 2));
         CHECK(st.huge_bytes >= 10 * W && st.huge_bytes <= st.fresh_bytes);
     }
     tl_touch_stall = 0;
@@ -4009,16 +4029,17 @@ static void test_pages(void) {
         CHECK(st.touch_huge_mbps >= 524 && st.touch_huge_mbps <= 699);
     }
     /* ... to under a quarter of it (20 MB/s, as after idle on 12-02 and 12-03: the first huge
-       pages fast, the rest at 0.1-0.2 of the 4 KiB rate): three such windows in a row switch
-       at once (windows 4-6, before their verdict ends), and the retry comes at window 11 */
+       pages fast, the rest at 0.1-0.2 of the 4 KiB rate): two such windows in a row switch at
+       once (windows 4-5, before their verdict ends), and the retry comes at window 10 */
     tl_touch_slow_ns = 0;
     for (th = 1; th <= 2; th++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_NORMAL);
-        if (th == 1) CHECK_EQ_U64(st.huge_bytes, 5 * W + tl_retry_bytes(st.fresh_bytes, 11, 4));
+        if (th == 1)
+            CHECK_EQ_U64(st.huge_bytes, 4 * W + tl_retry_bytes(st.fresh_bytes, 10, 4, SL__FAR_GAP));
         /* (two threads: windows 4 to the one that switched, and the retry: the other worker
            may have taken more while this one waited, up to the whole arena under qemu) */
-        CHECK(st.huge_bytes >= 6 * W && st.huge_bytes <= st.fresh_bytes);
+        CHECK(st.huge_bytes >= 5 * W && st.huge_bytes <= st.fresh_bytes);
         if (th == 1) CHECK_EQ_U64(st.touch_huge_mbps, 20);      /* the retry's */
         CHECK(st.touch_huge_mbps > 0 && st.touch_huge_mbps <= 20);  /* (or the partial last) */
     }
@@ -4042,14 +4063,15 @@ static void test_pages(void) {
     CHECK(st.pages == SAFELOAD_PAGES_HUGE);
     CHECK_EQ_U64(st.huge_bytes, 10 * W);
     tl_madv_fail = 0;
-    /* three huge windows in a row far under the line (20 MB/s) switch at once (window 6); two
-       (two windows caught in a compaction) make one slow verdict: huge pages stay. Three: the
-       retry at window 11 finds them fast again, huge pages from there */
+    /* two huge windows in a row far under the line (20 MB/s) switch at once (window 5); one
+       (a window caught in a compaction) makes one slow verdict: huge pages stay. Two: the
+       retry at window 10 finds them fast again, huge pages from there (4 KiB: the probe's
+       two, 6-9) */
     tl_touch_slow_ns = 0;
-    for (tl_touch_slow_to = 4; tl_touch_slow_to <= 5; tl_touch_slow_to++) {
+    for (tl_touch_slow_to = 3; tl_touch_slow_to <= 4; tl_touch_slow_to++) {
         st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
         CHECK(st.pages == SAFELOAD_PAGES_HUGE);
-        CHECK_MSG(st.huge_bytes == (tl_touch_slow_to == 5 ? st.fresh_bytes - 6 * W : 10 * W),
+        CHECK_MSG(st.huge_bytes == (tl_touch_slow_to == 4 ? st.fresh_bytes - 6 * W : 10 * W),
                   "%ld far windows: %.2f of %.2f windows huge", tl_touch_slow_to - 2,
                   (double)st.huge_bytes / (double)W, (double)st.fresh_bytes / (double)W);
     }
@@ -4285,6 +4307,26 @@ static int tb_mapped(const void *p) {       /* the block came from its own mappi
     memcpy(&map, b, sizeof map);
     return map != 0 && (uintptr_t)b % SL__BIG_HUGE == 0;
 }
+/* whether the mapping holding p shows flag ("hg": MADV_HUGEPAGE, "nh": MADV_NOHUGEPAGE) in
+   /proc/self/smaps; -1 where there is no smaps or no such mapping */
+static int tb_vmflag(const void *p, const char *flag) {
+    char line[1024], want[8];
+    unsigned long long lo, hi, a = (unsigned long long)(uintptr_t)p;
+    int in = 0, r = -1;
+    FILE *fp = fopen("/proc/self/smaps", "r");
+    if (!fp) return -1;
+    snprintf(want, sizeof want, " %s", flag);
+    while (fgets(line, sizeof line, fp)) {
+        if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = a >= lo && a < hi;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            r = strstr(line, want) != NULL;
+            break;
+        }
+    }
+    fclose(fp);
+    return r;
+}
 /* every tensor of the test's checkpoint loaded: tensor i (named by i / 64 and i % 64) holds
    the first 1 + i % 40 bytes of data + 40 i */
 static int tb_check(const safeload_loaded *l, const unsigned char *data, size_t nt) {
@@ -4459,6 +4501,50 @@ static void test_big_tables(void) {
         CHECK_EQ_U64(tl_big_huge_probes, 2);
         CHECK_EQ_U64(f->big.state, 1);              /* a load's verdict is its own copy */
         safeload_model_close(mod);
+    }
+    /* the header's, the entries' and the dims' first huge pages fast, a part's dear (mode 8):
+       the entries sized ahead (4 MiB mapped; with more tensors the merge of the parts writes on
+       into the second huge page) keep their first huge page and put the rest on 4 KiB pages */
+    if (tl_huge_measure() >= 0) {
+        safeload_file *f;
+        const unsigned char *tail;
+        size_t map;
+        tl_big_mode = 8;
+        tl_big_probes = tl_big_huge_probes = 0;
+        memset(&md, 0, sizeof md);
+        md.threads = 4;
+        CHECK(safeload_model_open(&mod, path, &md, &e) == SAFELOAD_OK);
+        if (mod) {
+            f = safeload_model_shard(mod, 0);
+            CHECK(f->n_parts >= 1);
+            CHECK_EQ_U64(tl_big_huge_probes, 4);
+            CHECK_EQ_U64(f->big.state, 2);
+            CHECK(tb_mapped(f->header) && tb_mapped(f->tensors) && tb_mapped(f->dims));
+            /* the first part's buffer took the dear page (mapped, its rest on 4 KiB pages) */
+            for (k = 0; k < (int)f->n_parts; k++) CHECK(tb_mapped(f->parts[k]) == (k == 0));
+            tail = (const unsigned char *)f->tensors - SL__BIG_HDR + SL__BIG_HUGE;
+            memcpy(&map, tail - SL__BIG_HUGE, sizeof map);
+            CHECK(map > SL__BIG_HUGE);
+            CHECK_EQ_U64(tb_vmflag(f->tensors, "hg"), 1);
+            CHECK_EQ_U64(tb_vmflag(tail, "nh"), 1);
+            CHECK_EQ_U64(tb_vmflag(tail, "hg"), 0);
+            memset(&d, 0, sizeof d);
+            d.threads = 2;
+            CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+            if (l) { CHECK(tb_check(l, data, nt)); safeload_loaded_free(l); }
+            safeload_model_close(mod);
+        }
+        /* (one thread: no parts; the entries are written whole before the names' table takes
+           the dear page, so nothing is settled and their rest stays advised huge) */
+        tl_big_probes = tl_big_huge_probes = 0;
+        md.threads = 1;
+        CHECK(safeload_model_open(&mod, path, &md, &e) == SAFELOAD_OK);
+        if (mod) {
+            f = safeload_model_shard(mod, 0);
+            tail = (const unsigned char *)f->tensors - SL__BIG_HDR + SL__BIG_HUGE;
+            CHECK_EQ_U64(tb_vmflag(tail, "hg"), 1);
+            safeload_model_close(mod);
+        }
     }
     /* the huge page timed must cost a quarter of 512 of the 16 pages or less (16 pages can
        read 4x too dear): exactly a quarter keeps huge pages on, a nanosecond more does not */
