@@ -8433,6 +8433,7 @@ typedef struct sl__pages {
     volatile int populate;              /* MADV_POPULATE_WRITE works */
     uint64_t acc_bytes, acc_ns;         /* huge windows since the last verdict (under mu) */
     unsigned far_run;                   /* huge windows in a row SL__HUGE_FAR (under mu) */
+    unsigned huge_busy;                 /* workers' huge windows being faulted in (under mu) */
     uint64_t far_bytes, far_ns;         /* ... their bytes and time */
     unsigned slow;                      /* the last three verdicts, 1 = slow, latest in
                                            bit 0 (under mu) */
@@ -9491,12 +9492,33 @@ static void sl__pages_touch_range(sl__load *L, uint64_t hi) {
                 continue;
             }
         }
+        if (huge) {
+            /* one far window in: while another worker's huge window, already in flight, can
+               confirm the turn, this one goes on 4 KiB pages rather than be a third slow one
+               (after idle on 12-03 both workers' windows at the turn were slow, and the one
+               taken before the second of them landed made three) */
+            int confirm;
+            sl__mutex_lock(&L->mu);
+            confirm = P->monitor && P->far_run + 1 >= SL__FAR_WINS && P->huge_busy > 0;
+            if (!confirm) P->huge_busy++;
+            sl__mutex_unlock(&L->mu);
+            if (confirm) {
+                if (sl__os_advise_pages(P->base + a, b - a, 0) == 0) {
+                    (void)sl__pages_fault(P, a, b, 0, 0);
+                    continue;
+                }
+                sl__mutex_lock(&L->mu);
+                P->huge_busy++;                     /* refused: a huge window after all */
+                sl__mutex_unlock(&L->mu);
+            }
+        }
         ns = sl__pages_fault(P, a, b, huge, 0);
         if (!huge) {
             if (ns && P->autop) sl__pages_watch4(L, b - a, ns);
             continue;
         }
         sl__mutex_lock(&L->mu);
+        P->huge_busy--;
         P->huge_bytes += b - a;
         if (P->monitor && ns) {
             P->acc_bytes += b - a;

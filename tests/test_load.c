@@ -108,13 +108,14 @@ static int tl_madvise(void *p, size_t n, int advice) {
    the first tl_touch_slow huge windows then fast; 7 fast for
    the probe's two, tl_touch_huge_ns after; 8 fast for the probe's two, then slow and fast by
    turns for four windows each (a verdict's); 9 huge windows [tl_touch_slow_from, _to) slow,
-   the others fast. Slow is tl_touch_slow_ns where set (3, 8, 9). tl_touch_stall: the first
+   the others fast; 10 the two from tl_touch_slow_from slow, held in flight together. Slow is tl_touch_slow_ns where set (3, 8, 9). tl_touch_stall: the first
    4 KiB window that long (a stall); tl_touch_normal_ns: 4 KiB windows [tl_touch_normal_from,
    _to) that long */
 static int tl_touch_mode;
 static unsigned long long tl_touch_huge_ns, tl_touch_stall, tl_touch_normal_ns, tl_touch_slow_ns;
 static long tl_touch_huge, tl_touch_normal, tl_touch_fast, tl_touch_slow;
 static long tl_touch_normal_from, tl_touch_normal_to, tl_touch_slow_from, tl_touch_slow_to;
+static int tl_touch_second;
 static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     unsigned long long slow = tl_touch_slow_ns ? tl_touch_slow_ns : 100000000;
     long k;
@@ -132,6 +133,21 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns) {
     /* 8: fast for the probe's two, then each verdict's four slow and fast by turns */
     if (tl_touch_mode == 8) return k < 2 || (k - 2) / 4 % 2 ? 1000 : slow;
     if (tl_touch_mode == 9) return k >= tl_touch_slow_from && k < tl_touch_slow_to ? slow : 1000;
+    /* 10: huge windows from and from + 1 slow and in flight together: the first returns once
+       the second has come in (at most 2 s), the second 30 ms after it came in */
+    if (tl_touch_mode == 10) {
+        struct timespec ts = {0, 1000000};
+        int i;
+        if (k == tl_touch_slow_from)
+            for (i = 0; i < 2000 && !__atomic_load_n(&tl_touch_second, __ATOMIC_ACQUIRE); i++)
+                nanosleep(&ts, NULL);
+        if (k == tl_touch_slow_from + 1) {
+            __atomic_store_n(&tl_touch_second, 1, __ATOMIC_RELEASE);
+            ts.tv_nsec = 30000000;
+            nanosleep(&ts, NULL);
+        }
+        return k == tl_touch_slow_from || k == tl_touch_slow_from + 1 ? slow : 1000;
+    }
     if (tl_touch_mode == 2 || (tl_touch_mode == 3 && k < tl_touch_fast)) return 1000;
     if (tl_touch_mode == 5 && k >= tl_touch_slow) return 1000;
     if (tl_touch_mode == 1 || tl_touch_mode == 5) return 100000000;
@@ -4075,6 +4091,22 @@ static void test_pages(void) {
                   "%ld far windows: %.2f of %.2f windows huge", tl_touch_slow_to - 2,
                   (double)st.huge_bytes / (double)W, (double)st.fresh_bytes / (double)W);
     }
+    /* two threads, the two far windows in flight together (mode 10: windows 4 and 5): the
+       worker done first takes its next windows on 4 KiB pages while the other's can confirm
+       the turn, and the second far one switches. Without that rule its next window went huge
+       (fast here: the far run reset before the second landed) and huge pages stayed (10.85
+       of 12.85 windows huge). With it: 4 KiB from window 6 on, then the retry at window 10
+       (huge again) unless those 4 KiB windows had got past it by then; the other worker may
+       take a window on 4 KiB pages while the retry runs */
+    tl_touch_mode = 10;
+    tl_touch_slow_from = 2;
+    tl_touch_second = 0;
+    st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 2, SAFELOAD_IO_READ);
+    CHECK_EQ_U64(tl_touch_second, 1);
+    CHECK_MSG(st.huge_bytes >= 4 * W && st.huge_bytes <= st.fresh_bytes - 6 * W,
+              "%.2f of %.2f windows huge", (double)st.huge_bytes / (double)W,
+              (double)st.fresh_bytes / (double)W);
+    tl_touch_mode = 9;
     /* a refused probe window: nothing measured, 4 KiB pages */
     tl_madv_fail = 2;
     st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, 1, SAFELOAD_IO_READ);
