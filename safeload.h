@@ -8389,8 +8389,8 @@ struct safeload_arena {
    the first huge pages came fast, the probe and the first verdicts passed them, and from some
    window on every one took 4.6-7 ms (0.1-0.2 of the 4 KiB rate): a verdict that straddled the
    turn was one strike, the next one the switch, 6-7 slow windows in all. Each costs the load
-   7-8 windows' worth of 4 KiB faults, and the other worker's window in flight at the switch
-   is slow too. With memory the host backs no huge window has come near the line: 12,300 of
+   7-8 windows' worth of 4 KiB faults; so while a huge window that can confirm the turn is in
+   flight, the other workers take theirs on 4 KiB pages (sl__pages_touch_range). With memory the host backs no huge window has come near the line: 12,300 of
    them on 12-03 (56 loads) took at most 0.6 ms against 0.6-0.9 for a 4 KiB window; the slow
    moments seen on other days ran at 0.26-0.54 of the 4 KiB rate over a verdict. */
 #define SL__HUGE_FAR(huge, normal) ((huge) * 4 <= (normal))
