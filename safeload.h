@@ -8390,9 +8390,10 @@ struct safeload_arena {
    window on every one took 4.6-7 ms (0.1-0.2 of the 4 KiB rate): a verdict that straddled the
    turn was one strike, the next one the switch, 6-7 slow windows in all. Each costs the load
    7-8 windows' worth of 4 KiB faults; so while a huge window that can confirm the turn is in
-   flight, the other workers take theirs on 4 KiB pages (sl__pages_touch_range). With memory the host backs no huge window has come near the line: 12,300 of
-   them on 12-03 (56 loads) took at most 0.6 ms against 0.6-0.9 for a 4 KiB window; the slow
-   moments seen on other days ran at 0.26-0.54 of the 4 KiB rate over a verdict. */
+   flight, the other workers take theirs on 4 KiB pages (sl__pages_touch_range). With memory
+   the host backs no huge window has come near the line: 12,300 of them on 12-03 (56 loads)
+   took at most 0.6 ms against 0.6-0.9 for a 4 KiB window; the slow moments seen on other days
+   ran at 0.26-0.54 of the 4 KiB rate over a verdict. */
 #define SL__HUGE_FAR(huge, normal) ((huge) * 4 <= (normal))
 #define SL__FAR_WINS 2
 /* A retry that measures huge pages that far under the 4 KiB rate puts the next one this many

@@ -105,12 +105,12 @@ static int tl_madvise(void *p, size_t n, int advice) {
 /* first-touch times: 0 as measured; else fixed per 2 MiB window, 4 KiB pages 1 ms, huge ones
    1 us (fast) or 100 ms (slow): 1 slow, 2 fast, 3 fast for the first tl_touch_fast huge
    windows then slow; 4: huge ones tl_touch_huge_ns each (near the 4 KiB rate); 5 slow for
-   the first tl_touch_slow huge windows then fast; 7 fast for
-   the probe's two, tl_touch_huge_ns after; 8 fast for the probe's two, then slow and fast by
-   turns for four windows each (a verdict's); 9 huge windows [tl_touch_slow_from, _to) slow,
-   the others fast; 10 the two from tl_touch_slow_from slow, held in flight together. Slow is tl_touch_slow_ns where set (3, 8, 9). tl_touch_stall: the first
-   4 KiB window that long (a stall); tl_touch_normal_ns: 4 KiB windows [tl_touch_normal_from,
-   _to) that long */
+   the first tl_touch_slow huge windows then fast; 7 fast for the probe's two,
+   tl_touch_huge_ns after; 8 fast for the probe's two, then slow and fast by turns for four
+   windows each (a verdict's); 9 huge windows [tl_touch_slow_from, _to) slow, the others fast;
+   10 the two from tl_touch_slow_from slow, held in flight together. Slow is tl_touch_slow_ns
+   where set (3, 8, 9, 10). tl_touch_stall: the first 4 KiB window that long (a stall);
+   tl_touch_normal_ns: 4 KiB windows [tl_touch_normal_from, _to) that long */
 static int tl_touch_mode;
 static unsigned long long tl_touch_huge_ns, tl_touch_stall, tl_touch_normal_ns, tl_touch_slow_ns;
 static long tl_touch_huge, tl_touch_normal, tl_touch_fast, tl_touch_slow;
