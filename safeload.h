@@ -1791,6 +1791,14 @@ static void *sl__big_calloc(const safeload_allocator *a, size_t count, size_t si
     return p && !zero ? sl__zero_fresh(p, count * size) : p;
 }
 
+/* Block p's start (its size and kind are there) and *map: its mapping's size, 0 when it came
+   from the allocator. */
+static unsigned char *sl__big_block(void *p, size_t *map) {
+    unsigned char *b = (unsigned char *)p - SL__BIG_HDR;
+    memcpy(map, b, sizeof *map);
+    return b;
+}
+
 /* A block sized ahead on huge pages, allocated before the verdict turned to 4 KiB pages: its
    pages past the first (not yet touched, as a rule) go on 4 KiB pages too. After the memory
    sat idle the first huge pages come fast and later ones at a tenth of the speed, so a
@@ -1802,8 +1810,7 @@ SL__MAYBE_UNUSED static void sl__big_settle(void *p) {
     unsigned char *b;
     size_t map;
     if (!p) return;
-    b = (unsigned char *)p - SL__BIG_HDR;
-    memcpy(&map, b, sizeof map);
+    b = sl__big_block(p, &map);
     if (map > SL__BIG_HUGE) (void)sl__os_advise_pages(b + SL__BIG_HUGE, map - SL__BIG_HUGE, 0);
 #else
     SL__UNUSED(p);
@@ -1814,8 +1821,7 @@ static void sl__big_free(const safeload_allocator *a, void *p) {
     unsigned char *b;
     size_t map;
     if (!p) return;
-    b = (unsigned char *)p - SL__BIG_HDR;
-    memcpy(&map, b, sizeof map);
+    b = sl__big_block(p, &map);
     if (map) sl__os_free_pages(b, map);
     else sl__free(a, b);
 }
@@ -4413,7 +4419,7 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     const safeload_allocator *a = &f->alloc;
     uint64_t n = f->header_len, q[SL__SPLIT_MAX + 1];
     size_t parts, k, i, n0, total, cap;
-    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok, was_huge;
+    int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok;
     sl__part *pt;
     safeload_error e0, *err0 = j->err;
     *hashes = NULL;
@@ -4429,7 +4435,6 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     parts = i;
     q[parts] = n;
     if (parts < 2) return 0;
-    was_huge = f->big.state == 1;
     pt = (sl__part *)sl__calloc(a, parts - 1, sizeof *pt);
     if (!pt) return 0;
     for (k = 1, ok = 1; k < parts && ok; k++) {     /* every part's memory, before any runs */
@@ -4457,9 +4462,10 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
         p->j.split = k + 1 < parts;     /* the last part ends the header */
         p->j.no_meta = 1;
     }
-    /* a dear huge page among the parts' blocks: the blocks sized ahead before them (the
-       entries and dims the merge writes, the header's rest) go on 4 KiB pages too */
-    if (was_huge && f->big.state == 2) {
+    /* the verdict dear by now (a part's block took the dear page, or an earlier one): the
+       blocks sized ahead before them (the entries and dims the merge writes, the header's
+       rest) go on 4 KiB pages past their first huge page; the allocator's are left alone */
+    if (f->big.state == 2) {
         sl__big_settle(f->header);
         sl__big_settle(j->ents);
         sl__big_settle(j->dims);
