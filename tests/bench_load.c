@@ -568,7 +568,8 @@ static void ms_measure(ms_cell *c, const char *path, int ld, int th, int state, 
    unread, page cache included: on the PVM guest of 2026-11-30 a 384 MiB file whose cache went
    unread for 20 s loaded 1.5x slower into backed memory, 60 s later 2.2x slower (the dense
    file alike). The dense file is loaded by every loader in turn, the MoE file once per state:
-   without this, the MoE / dense ratio measured how long the MoE file had sat unread. */
+   without this, the MoE / dense ratio measured how long the MoE file had sat unread (the
+   pairs now go further: recache, below). */
 static void rewarm(const char *path) {
     static unsigned char buf[4 << 20];
     int fd = open(path, O_RDONLY);
@@ -579,14 +580,78 @@ static void rewarm(const char *path) {
     close(fd);
 }
 
+/* The share of a file's cached bytes held in 4 KiB folios (pages not part of a larger one),
+   or -1 where it cannot be told (/proc/kpageflags and the page frames in /proc/self/pagemap
+   are root's). Linux's page cache keeps a file in folios of up to 2 MiB (ext4 from 6.16),
+   and copying out of 4 KiB folios is slower: on the PVM guest of 2026-12-03, pread() into
+   prefaulted memory moved 6.5-9.9 GB/s out of a file cached wholly in 4 KiB folios against
+   8.9-13.8 GB/s out of the same bytes in 2 MiB folios (6 reps each, interleaved). A file
+   written in large writes, or read after a drop, starts in large folios; there the guest's
+   DAMON reclaim evicted old files' pages, and what was read back into the holes came in
+   4 KiB folios (the bench's MoE file: 30 % of its bytes, the dense file 37 %, 5 minutes
+   after they were written). Pages not cached are left alone: touching them would read them
+   in. */
+static double small_folios(const char *path) {
+    int fd = open(path, O_RDONLY), pm = open("/proc/self/pagemap", O_RDONLY),
+        kf = open("/proc/kpageflags", O_RDONLY);
+    struct stat sb;
+    unsigned char *m = NULL, *vec = NULL;
+    uint64_t *ent = NULL, n = 0, i, small = 0, cached = 0;
+    double r = -1;
+    volatile unsigned char sink = 0;
+    if (fd < 0 || pm < 0 || kf < 0 || fstat(fd, &sb) != 0 || sb.st_size == 0) goto out;
+    n = ((uint64_t)sb.st_size + 4095) / 4096;
+    m = (unsigned char *)mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    vec = (unsigned char *)calloc((size_t)n, 1);
+    ent = (uint64_t *)calloc((size_t)n, sizeof *ent);
+    if (m == (unsigned char *)MAP_FAILED) m = NULL;
+    if (!m || !vec || !ent || mincore(m, (size_t)sb.st_size, vec) != 0) goto out;
+    for (i = 0; i < n; i++)                 /* mapped, so that pagemap names its frame */
+        if (vec[i] & 1) { sink = (unsigned char)(sink + m[i * 4096]); cached++; }
+    if (!cached ||
+        pread(pm, ent, (size_t)n * 8, (off_t)((uintptr_t)m / 4096 * 8)) != (ssize_t)(n * 8))
+        goto out;
+    for (i = 0; i < n; i++) {
+        uint64_t pfn = ent[i] & (((uint64_t)1 << 55) - 1), fl;
+        if (!(vec[i] & 1)) continue;
+        if (!(ent[i] >> 63) || !pfn ||
+            pread(kf, &fl, 8, (off_t)(pfn * 8)) != 8) goto out;   /* no frame: not root */
+        small += !(fl >> 15 & 1) && !(fl >> 16 & 1);  /* neither a compound head nor tail */
+    }
+    r = (double)small / (double)cached;
+out:
+    if (m) munmap(m, (size_t)sb.st_size);
+    free(vec);
+    free(ent);
+    if (fd >= 0) close(fd);
+    if (pm >= 0) close(pm);
+    if (kf >= 0) close(kf);
+    return r;
+}
+
+/* Both files dropped from the page cache, then each read twice in 4 MiB reads: cached afresh
+   alike, in the folios a sequential read gets, whatever the guest's reclaim left of either.
+   The second read: on the PVM guest the load after a single read back was at times 1.4x
+   slower for the file read back first (12-03); fresh page cache, like fresh memory, may cost
+   the host something on its first use. */
+static void recache(const char *a, const char *b) {
+    int k;
+    pc_drop(a);
+    pc_drop(b);
+    for (k = 0; k < 4; k++) rewarm(k & 1 ? b : a);
+}
+
 static void bench_memory_states(const char *dense, const char *moe) {
     uint64_t dsz, msz, backed_mb;
     int idle_s = (int)env_u64("SAFELOAD_BENCH_IDLE_S", 6), st, th, ld, r, k;
-    static ms_cell cell[2][3][L_COUNT], moecell[2];   /* [state][threads][loader] */
-    static double pair[2][MS_MAX_REPS];   /* MoE GB/s over the dense default's, side by side */
+    static ms_cell cell[2][3][L_COUNT];       /* [state][threads][loader] */
+    static ms_cell moecell[2], paircell[2];   /* [state]: the pairs' MoE and dense loads */
+    static double pair[2][MS_MAX_REPS];   /* MoE GB/s over its pair's dense's, side by side */
+    static double small[2][2][MS_MAX_REPS];   /* [state][dense, MoE]: 4 KiB folios, as found */
     struct stat sb;
     memset(cell, 0, sizeof cell);
     memset(moecell, 0, sizeof moecell);
+    memset(paircell, 0, sizeof paircell);
     stat(dense, &sb); dsz = (uint64_t)sb.st_size;
     stat(moe, &sb); msz = (uint64_t)sb.st_size;
     backed_mb = env_u64("SAFELOAD_BENCH_BACKED_MB", SL__MAX((uint64_t)1024, SL__MAX(dsz, msz) * 3 / 2 >> 20));
@@ -603,16 +668,22 @@ static void bench_memory_states(const char *dense, const char *moe) {
             for (th = 1; th <= 2; th++) {
                 for (k = 0; k < L_COUNT; k++) {
                     ld = (k + r) % L_COUNT;             /* rotate: no loader always follows one */
-                    /* the MoE file next to the dense default (before it every other
-                       repetition), in the same state: a pair the host's drift hits alike */
-                    int moe_here = th == 2 && ld == L_AUTO, moe_first = moe_here && (r & 1);
-                    ms_cell *dc = &cell[st][th][ld], *mc = &moecell[st];
-                    if (moe_here) { rewarm(dense); rewarm(moe); }   /* both read as lately */
-                    if (moe_first) ms_measure(mc, moe, L_AUTO, 2, st, backed_mb, idle_s);
-                    ms_measure(dc, dense, ld, th, st, backed_mb, idle_s);
-                    if (moe_here && !moe_first) ms_measure(mc, moe, L_AUTO, 2, st, backed_mb, idle_s);
-                    if (moe_here)
-                        pair[st][r] = ((double)msz / mc->t[mc->n - 1]) / ((double)dsz / dc->t[dc->n - 1]);
+                    ms_cell *mc = &moecell[st], *pc = &paircell[st];
+                    ms_measure(&cell[st][th][ld], dense, ld, th, st, backed_mb, idle_s);
+                    if (th != 2 || ld != L_AUTO) continue;
+                    /* then a pair of its own: the MoE file and the dense one, default, 2
+                       threads, MoE first every other repetition, both files cached afresh
+                       alike just before (recache, small_folios), in the same state: a pair
+                       the host's drift hits alike. (Its own: the load after a recache ran
+                       up to 6 ms slower at times, and the default's cell above stays as
+                       every other loader's.) */
+                    small[st][0][r] = small_folios(dense);
+                    small[st][1][r] = small_folios(moe);
+                    recache(dense, moe);
+                    if (r & 1) ms_measure(mc, moe, L_AUTO, 2, st, backed_mb, idle_s);
+                    ms_measure(pc, dense, L_AUTO, 2, st, backed_mb, idle_s);
+                    if (!(r & 1)) ms_measure(mc, moe, L_AUTO, 2, st, backed_mb, idle_s);
+                    pair[st][r] = ((double)msz / mc->t[mc->n - 1]) / ((double)dsz / pc->t[pc->n - 1]);
                 }
             }
     for (st = 0; st < 2; st++) {
@@ -647,7 +718,7 @@ static void bench_memory_states(const char *dense, const char *moe) {
         }
     }
     for (st = 0; st < 2; st++) {
-        double lo, hi, md = ms_med(&cell[st][2][L_AUTO], &lo, &hi), mm = ms_med(&moecell[st], &lo, &hi);
+        double lo, hi, md = ms_med(&paircell[st], &lo, &hi), mm = ms_med(&moecell[st], &lo, &hi);
         int n = moecell[st].n;
         lo = hi = pair[st][0];
         for (r = 0; r < n; r++) { lo = SL__MIN(lo, pair[st][r]); hi = SL__MAX(hi, pair[st][r]); }
@@ -655,6 +726,11 @@ static void bench_memory_states(const char *dense, const char *moe) {
                "by side %.2fx [%.2f-%.2f] (target >= 0.85)\n", st ? "backed" : "idle  ",
                (double)msz / 1e9 / mm, (double)dsz / 1e9 / md, ((double)msz / mm) / ((double)dsz / md),
                bu_median(pair[st], n), lo, hi);
+        if (n && small[st][0][0] >= 0 && small[st][1][0] >= 0)
+            printf("    both files' page cache dropped and read twice before each pair; before "
+                   "that, %.0f %% / %.0f %% of the dense / MoE file's cached bytes were in 4 KiB "
+                   "folios (medians)\n", 100 * bu_median(small[st][0], n),
+                   100 * bu_median(small[st][1], n));
     }
     for (st = 0; st < 2; st++) {
         double lo, hi, a = ms_med(&cell[st][2][L_AUTO], &lo, &hi);
