@@ -422,7 +422,7 @@ static void bench_auto(const char *path) {
    the memory a load takes is still backed by the host. Idle: the bench sleeps
    SAFELOAD_BENCH_IDLE_S (default 6) seconds first, long enough for a balloon's free page
    reporting (2 s on Linux) to hand the freed memory back to the host. On bare metal both
-   states read alike. Loaders, interleaved (their order rotates each repetition): one read()
+   states read alike. Loaders, interleaved (in a new shuffled order each time: bench_order): one read()
    into fresh malloc (threads split the file), the C peers' way (mmap + per-tensor malloc +
    memcpy, threads split the tensors), safeload_load_all with each page policy. Times cover
    open to loaded (the header parse included), not the freeing; minor faults per run. */
@@ -446,6 +446,24 @@ static long minflt(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_minflt;
+}
+
+/* Repetition r's order of n variants (n <= 64): a shuffle seeded by r, the same every run.
+   Not a rotation: rotating a fixed order still puts each variant after the same one every
+   time: whatever state variant A leaves (the disk's, the host's cache's) always met variant
+   B. In the cold section on 12-03, io direct at depth 1, always right after io direct, ran
+   1.3-1.4x as fast as it in every repetition of two runs, and io auto, always right after
+   depth 1, 0.7-0.8x as fast as io direct: the same code as io direct there. */
+static void bench_order(int r, int n, int *out) {
+    uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(r + 1);
+    int i;
+    for (i = 0; i < n; i++) out[i] = i;
+    for (i = n - 1; i > 0; i--) {
+        int j, tmp;
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;        /* xorshift64 */
+        j = (int)(x % (uint64_t)(i + 1));
+        tmp = out[i]; out[i] = out[j]; out[j] = tmp;
+    }
 }
 
 static double loadavg(void) {
@@ -666,8 +684,10 @@ static void bench_memory_states(const char *dense, const char *moe) {
     for (r = 0; r < reps && r < MS_MAX_REPS; r++)
         for (st = 0; st < 2; st++)
             for (th = 1; th <= 2; th++) {
+                int ord[L_COUNT];
+                bench_order(r * 4 + st * 2 + th, L_COUNT, ord);     /* a new order each time */
                 for (k = 0; k < L_COUNT; k++) {
-                    ld = (k + r) % L_COUNT;             /* rotate: no loader always follows one */
+                    ld = ord[k];
                     ms_cell *mc = &moecell[st], *pc = &paircell[st];
                     ms_measure(&cell[st][th][ld], dense, ld, th, st, backed_mb, idle_s);
                     if (th != 2 || ld != L_AUTO) continue;
@@ -744,7 +764,7 @@ static void bench_memory_states(const char *dense, const char *moe) {
 /* ---- cold loads: against the disk's own limit ----
    The file dropped from the page cache before every load (posix_fadvise(DONTNEED), checked
    with mincore; as root, drop_caches when pages stay), then loaded by each variant, interleaved
-   (every repetition runs every variant once; the order rotates each repetition). Baseline: T
+   (every repetition runs every variant once, in a shuffled order of its own: bench_order). Baseline: T
    threads (1, 4, 16, 32) reading the whole file in 4 MiB O_DIRECT blocks, each thread into one
    aligned buffer of its own, reused, the blocks handed out by a shared counter; the best T (by
    median GB/s) is the disk's limit. safeload reads into prefaulted memory with
@@ -840,13 +860,15 @@ static void bench_cold(const char *path, const char *cmd) {
     dst = (unsigned char *)malloc((size_t)n);
     memset(dst, 2, (size_t)n);
     printf("\ncold loads: %s\n  %s, %.2f GiB; dropped from the page cache before every load; %d rep%s "
-           "interleaved, order rotating; safeload %d thread%s into prefaulted memory; "
+           "interleaved, order shuffled; safeload %d thread%s into prefaulted memory; "
            "load average %.2f at the start\n", cmd, path, (double)size / 1073741824.0, reps,
            reps > 1 ? "s" : "", th, th > 1 ? "s" : "", loadavg());
-    for (r = 0; r < reps; r++)
+    for (r = 0; r < reps; r++) {
+        int ord[C_COUNT];
+        bench_order(r, C_COUNT, ord);
         for (k = 0; k < C_COUNT; k++) {
             safeload_load_desc d;
-            v = (k + r) % C_COUNT;
+            v = ord[k];
             before = SL__MAX(before, cold_drop(path, &dc_ok));
             memset(&st[v][r], 0, sizeof st[v][r]);
             cpu[v][r] = cpu_now();
@@ -866,6 +888,7 @@ static void bench_cold(const char *path, const char *cmd) {
             cpu[v][r] = cpu_now() - cpu[v][r];
             left[v][r] = pc_resident(path, 0, 0);
         }
+    }
     for (k = 0; k < C_NBASE; k++) {   /* median GB/s of each T; -1: O_DIRECT refused */
         double c[64];
         for (r = 0; r < reps; r++) c[r] = gbs(size, t[k][r]);
