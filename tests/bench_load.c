@@ -422,8 +422,8 @@ static void bench_auto(const char *path) {
    the memory a load takes is still backed by the host. Idle: the bench sleeps
    SAFELOAD_BENCH_IDLE_S (default 6) seconds first, long enough for a balloon's free page
    reporting (2 s on Linux) to hand the freed memory back to the host. On bare metal both
-   states read alike. Loaders, interleaved (in a new shuffled order each time: bench_order): one read()
-   into fresh malloc (threads split the file), the C peers' way (mmap + per-tensor malloc +
+   states read alike. Loaders, interleaved (a new shuffled order each time: bench_order): one
+   read() into fresh malloc (threads split the file), the C peers' way (mmap + per-tensor malloc +
    memcpy, threads split the tensors), safeload_load_all with each page policy. Times cover
    open to loaded (the header parse included), not the freeing; minor faults per run. */
 #include <sys/resource.h>
@@ -629,14 +629,16 @@ static double small_folios(const char *path) {
     if (!cached ||
         pread(pm, ent, (size_t)n * 8, (off_t)((uintptr_t)m / 4096 * 8)) != (ssize_t)(n * 8))
         goto out;
+    cached = 0;                             /* now: pages whose frame pagemap names */
     for (i = 0; i < n; i++) {
         uint64_t pfn = ent[i] & (((uint64_t)1 << 55) - 1), fl;
-        if (!(vec[i] & 1)) continue;
-        if (!(ent[i] >> 63) || !pfn ||
-            pread(kf, &fl, 8, (off_t)(pfn * 8)) != 8) goto out;   /* no frame: not root */
+        /* no frame: not cached after all (evicted since mincore), or not root (all zero) */
+        if (!(vec[i] & 1) || !(ent[i] >> 63) || !pfn ||
+            pread(kf, &fl, 8, (off_t)(pfn * 8)) != 8) continue;
+        cached++;
         small += !(fl >> 15 & 1) && !(fl >> 16 & 1);  /* neither a compound head nor tail */
     }
-    r = (double)small / (double)cached;
+    if (cached) r = (double)small / (double)cached;
 out:
     if (m) munmap(m, (size_t)sb.st_size);
     free(vec);
@@ -764,8 +766,8 @@ static void bench_memory_states(const char *dense, const char *moe) {
 /* ---- cold loads: against the disk's own limit ----
    The file dropped from the page cache before every load (posix_fadvise(DONTNEED), checked
    with mincore; as root, drop_caches when pages stay), then loaded by each variant, interleaved
-   (every repetition runs every variant once, in a shuffled order of its own: bench_order). Baseline: T
-   threads (1, 4, 16, 32) reading the whole file in 4 MiB O_DIRECT blocks, each thread into one
+   (every repetition runs every variant once, in a shuffled order of its own: bench_order).
+   Baseline: T threads (1, 4, 16, 32) reading the whole file in 4 MiB O_DIRECT blocks, each thread into one
    aligned buffer of its own, reused, the blocks handed out by a shared counter; the best T (by
    median GB/s) is the disk's limit. safeload reads into prefaulted memory with
    SAFELOAD_BENCH_COLD_THREADS (default 2) threads; each of its times is divided by the best
