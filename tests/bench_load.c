@@ -613,23 +613,21 @@ static double small_folios(const char *path) {
     int fd = open(path, O_RDONLY), pm = open("/proc/self/pagemap", O_RDONLY),
         kf = open("/proc/kpageflags", O_RDONLY);
     struct stat sb;
-    unsigned char *m = NULL, *vec = NULL;
+    void *map = NULL;
+    unsigned char *m, *vec = NULL;
     uint64_t *ent = NULL, n = 0, i, small = 0, cached = 0;
     double r = -1;
     volatile unsigned char sink = 0;
     if (fd < 0 || pm < 0 || kf < 0 || fstat(fd, &sb) != 0 || sb.st_size == 0) goto out;
     n = ((uint64_t)sb.st_size + 4095) / 4096;
-    m = (unsigned char *)mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
     vec = (unsigned char *)calloc((size_t)n, 1);
     ent = (uint64_t *)calloc((size_t)n, sizeof *ent);
-    if (m == (unsigned char *)MAP_FAILED) m = NULL;
-    if (!m || !vec || !ent || mincore(m, (size_t)sb.st_size, vec) != 0) goto out;
+    if (!vec || !ent || pc_incore(fd, 0, n, 4096, &map, vec) != 0) goto out;
+    m = (unsigned char *)map;
     for (i = 0; i < n; i++)                 /* mapped, so that pagemap names its frame */
-        if (vec[i] & 1) { sink = (unsigned char)(sink + m[i * 4096]); cached++; }
-    if (!cached ||
-        pread(pm, ent, (size_t)n * 8, (off_t)((uintptr_t)m / 4096 * 8)) != (ssize_t)(n * 8))
+        if (vec[i] & 1) sink = (unsigned char)(sink + m[i * 4096]);
+    if (pread(pm, ent, (size_t)n * 8, (off_t)((uintptr_t)m / 4096 * 8)) != (ssize_t)(n * 8))
         goto out;
-    cached = 0;                             /* now: pages whose frame pagemap names */
     for (i = 0; i < n; i++) {
         uint64_t pfn = ent[i] & (((uint64_t)1 << 55) - 1), fl;
         /* no frame: not cached after all (evicted since mincore), or not root (all zero) */
@@ -640,7 +638,7 @@ static double small_folios(const char *path) {
     }
     if (cached) r = (double)small / (double)cached;
 out:
-    if (m) munmap(m, (size_t)sb.st_size);
+    if (map) munmap(map, (size_t)(n * 4096));
     free(vec);
     free(ent);
     if (fd >= 0) close(fd);
