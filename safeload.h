@@ -2956,6 +2956,8 @@ typedef struct sl__jp {
        one thread, which words every error) */
     uint64_t base;
     int split, landed, no_meta;
+    int fixed;                          /* ents and dims may not move (split part 0: the
+                                           other parts write into the same arrays) */
 } sl__jp;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -3484,8 +3486,8 @@ static int sl__jtensor_fast(sl__jp *j, sl__entry *e) {
     if (*p != ']') for (;;) {
         if (!sl__jnum_plain(&p, &v) || e->rank == UINT32_MAX) goto undo;
         if (j->n_dims == j->cap_dims &&
-            !sl__grow_big(j->alloc, j->big, (void **)&j->dims, &j->cap_dims, j->n_dims + 1,
-                          sizeof(uint64_t)))
+            (j->fixed || !sl__grow_big(j->alloc, j->big, (void **)&j->dims, &j->cap_dims,
+                                       j->n_dims + 1, sizeof(uint64_t))))
             goto undo;
         j->dims[j->n_dims++] = v;
         e->rank++;
@@ -3599,8 +3601,8 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
                 j->p = p;
                 if ((r = sl__ju64_fast(j, &v)) != SAFELOAD_OK) return r;
                 if (j->n_dims == j->cap_dims &&
-                    !sl__grow_big(j->alloc, j->big, (void **)&j->dims, &j->cap_dims,
-                                  j->n_dims + 1, sizeof(uint64_t)))
+                    (j->fixed || !sl__grow_big(j->alloc, j->big, (void **)&j->dims,
+                                               &j->cap_dims, j->n_dims + 1, sizeof(uint64_t))))
                     return SL__OOM(j->err, j->path);
                 if (e->rank == UINT32_MAX) return sl__jfail(j, p, "too many dimensions");
                 j->dims[j->n_dims++] = v;
@@ -3769,8 +3771,8 @@ static safeload_result sl__jmembers(sl__jp *j, unsigned char *p) {
         } else {
             sl__entry *e;
             if (j->n_ents == j->cap_ents &&
-                !sl__grow_big(j->alloc, j->big, (void **)&j->ents, &j->cap_ents, j->n_ents + 1,
-                              sizeof(sl__entry)))
+                (j->fixed || !sl__grow_big(j->alloc, j->big, (void **)&j->ents, &j->cap_ents,
+                                           j->n_ents + 1, sizeof(sl__entry))))
                 return SL__OOM(j->err, j->path);
             if (j->n_ents >= (size_t)UINT32_MAX - 1) return sl__jfail(j, kp, "too many tensors");
             e = &j->ents[j->n_ents];
@@ -4336,8 +4338,10 @@ static void sl__hash_names(const safeload_file *f, const sl__entry *e, size_t n,
 /* ---- a large header on several threads ----
    A header of SAFELOAD_PARSE_SPLIT_MIN bytes or more (a checkpoint of ~10,000 tensors and up)
    is cut into parts at `},"` (an entry's end, a comma, the next key) found just after each
-   part's even share, and each part is read and parsed on a thread of its own into arrays of
-   its own; the first is parsed here, in the header buffer. The cut is a guess, since those
+   part's even share, and each part is read and parsed on a thread of its own, into a stretch
+   of the header's own entry, dims and hash arrays set aside for it (no arrays of its own to
+   fault in and copy over); the first is parsed here, in the header buffer. The stretches are
+   closed up after the join. The cut is a guess, since those
    three bytes can sit inside a string, so a part counts only when the part before it ended
    exactly where it starts, at the top level. Any doubt (a guess that missed, a part with
    __metadata__, an error, a full array, a thread that did not start) and the whole header is
@@ -4354,8 +4358,8 @@ typedef struct sl__part {
     const safeload_file *f;
     uint64_t at, len;                   /* header bytes [at, at + len) */
     unsigned char *buf;                 /* len + SL__PAD bytes, the part's own */
-    sl__jp j;                           /* arrays sized up front: the part never allocates */
-    uint64_t *hashes;
+    sl__jp j;                           /* its stretch of the arrays: it never allocates */
+    uint64_t *hashes;                   /* its stretch of the hashes */
     safeload_error err;                 /* a part's error is only a reason to redo the header */
     safeload_result r;
     sl__thread th;
@@ -4405,20 +4409,21 @@ static void sl__parts_free(const safeload_allocator *a, sl__part *pt, size_t n, 
     size_t k;
     for (k = 0; k < n; k++) {
         if (!keep_bufs) sl__big_free(a, pt[k].buf);
-        sl__big_free(a, pt[k].j.ents);
-        sl__big_free(a, pt[k].j.dims);
-        sl__big_free(a, pt[k].hashes);
     }
     sl__free(a, pt);
 }
 
-/* The header's JSON (j set up for the whole of it, f->header allocated, nothing read yet),
-   in parts. 1: done, j holds every entry as the one-thread parse would and *hashes their
-   names' hashes; 0: not split (the caller reads and parses the header itself). */
+/* The header's JSON (j set up for the whole of it, f->header allocated, nothing read yet; j's
+   arrays hold SL__SPLIT_ENTS and SL__SPLIT_DIMS of the header), in parts. 1: done, j holds
+   every entry as the one-thread parse would and *hashes their names' hashes; 0: not split (the
+   caller reads and parses the header itself). */
+#define SL__SPLIT_ENTS(len) ((size_t)((len) / 64) + 4)  /* a part's entries at most (typical) */
+#define SL__SPLIT_DIMS(len) ((size_t)((len) / 32) + 8)
 static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     const safeload_allocator *a = &f->alloc;
     uint64_t n = f->header_len, q[SL__SPLIT_MAX + 1];
-    size_t parts, k, i, n0, total, cap;
+    size_t parts, k, i, total, ents, dims, cap0_ents, cap0_dims;
+    size_t at_ents[SL__SPLIT_MAX], at_dims[SL__SPLIT_MAX];   /* each part's stretch */
     int threads = f->threads > 0 ? f->threads : safeload_default_threads(), ok;
     sl__part *pt;
     safeload_error e0, *err0 = j->err;
@@ -4435,88 +4440,99 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
     parts = i;
     q[parts] = n;
     if (parts < 2) return 0;
+    /* the stretches, in order; they fit, as sl__parse sized the arrays for SL__SPLIT_MAX
+       parts (the floors of the parts' shares add up to no more than the whole's) */
+    for (k = 0, ents = dims = 0; k < parts; k++) {
+        at_ents[k] = ents;
+        at_dims[k] = dims;
+        ents += SL__SPLIT_ENTS(q[k + 1] - q[k]);
+        dims += SL__SPLIT_DIMS(q[k + 1] - q[k]);
+    }
+    if (ents > j->cap_ents || dims > j->cap_dims || j->n_ents || j->n_dims) return 0;
     pt = (sl__part *)sl__calloc(a, parts - 1, sizeof *pt);
     if (!pt) return 0;
-    for (k = 1, ok = 1; k < parts && ok; k++) {     /* every part's memory, before any runs */
+    for (k = 1, ok = 1; k < parts && ok; k++) {     /* every buffer, before any runs */
         sl__part *p = &pt[k - 1];
         p->f = f;
         p->at = q[k];
         p->len = q[k + 1] - q[k];
         p->buf = (unsigned char *)sl__big_alloc(a, (size_t)p->len + SL__PAD, &f->big, 0, NULL);
-        p->j.cap_ents = (size_t)(p->len / 64) + 4;
-        p->j.cap_dims = (size_t)(p->len / 32) + 8;
-        /* (the part's parser refuses to grow it: j.big stays NULL, j.alloc refuses) */
-        p->j.ents = (sl__entry *)sl__big_alloc(a, (p->j.cap_ents + 1) * sizeof(sl__entry),
-                                               &f->big, 0, NULL);
-        p->j.dims = (uint64_t *)sl__big_alloc(a, (p->j.cap_dims + 1) * sizeof(uint64_t),
-                                              &f->big, 0, NULL);
-        p->hashes = (uint64_t *)sl__big_alloc(a, (p->j.cap_ents + 1) * sizeof(uint64_t),
-                                              &f->big, 0, NULL);
-        ok = p->buf && p->j.ents && p->j.dims && p->hashes;
+        ok = p->buf != NULL;
+        p->j.ents = j->ents + at_ents[k];
+        p->j.cap_ents = SL__SPLIT_ENTS(p->len);
+        p->j.dims = j->dims + at_dims[k];
+        p->j.cap_dims = SL__SPLIT_DIMS(p->len);
         p->j.start = p->buf;
         p->j.end = p->buf + p->len;
         p->j.base = p->at;
         p->j.path = f->path;
         p->j.err = &p->err;
-        p->j.alloc = &sl__refuse;
+        p->j.alloc = &sl__refuse;       /* (its __metadata__ fails it, before any allocation) */
+        p->j.fixed = 1;
         p->j.split = k + 1 < parts;     /* the last part ends the header */
         p->j.no_meta = 1;
     }
     /* the verdict dear by now (a part's block took the dear page, or an earlier one): the
-       blocks sized ahead before them (the entries and dims the merge writes, the header's
-       rest) go on 4 KiB pages past their first huge page; the allocator's are left alone */
+       blocks sized ahead before them (the arrays the parts write, the header's rest) go on
+       4 KiB pages past their first huge page; the allocator's are left alone */
     if (f->big.state == 2) {
         sl__big_settle(f->header);
         sl__big_settle(j->ents);
         sl__big_settle(j->dims);
     }
+    ok = ok && (*hashes = (uint64_t *)sl__big_alloc(a, (ents + 1) * sizeof(uint64_t), &f->big,
+                                                    0, NULL)) != NULL;
     for (k = 1; k < parts && ok; k++) {
         sl__part *p = &pt[k - 1];
+        p->hashes = *hashes + at_ents[k];
         p->arg.run = sl__part_run;
         p->arg.ctx = p;
         p->started = sl__thread_start(&p->th, &p->arg) == 0;
         ok = p->started;
     }
     /* part 0, here, in the header buffer: it ends where part 1 starts (zeros there, as at a
-       header's end, so nothing past it is read); its errors are only a reason to redo */
+       header's end, so nothing past it is read), in its own stretch (it may not grow the
+       arrays: the other parts write into them); its errors are only a reason to redo */
+    cap0_ents = j->cap_ents;
+    cap0_dims = j->cap_dims;
     if (ok) {
         j->end = f->header + q[1];
         j->split = 1;
+        j->fixed = 1;
+        j->cap_ents = SL__SPLIT_ENTS(q[1]);
+        j->cap_dims = SL__SPLIT_DIMS(q[1]);
         j->err = &e0;
         memset(f->header + q[1], 0, SL__PAD);
         sl__prefault(f->header, (size_t)q[1]);
         ok = sl__source_read(&f->src, f->path, 8, f->header, (size_t)q[1], &e0, NULL) ==
                  SAFELOAD_OK &&
              sl__jheader(j) == SAFELOAD_OK && j->landed;
+        if (ok) sl__hash_names(f, j->ents, j->n_ents, *hashes);
     }
-    n0 = j->n_ents;
-    for (k = 1, cap = n0 + 1; k < parts; k++) cap += pt[k - 1].j.cap_ents;
-    if (ok && (*hashes = (uint64_t *)sl__big_alloc(a, (cap + 1) * sizeof(uint64_t), &f->big,
-                                                   0, NULL)) != NULL)
-        sl__hash_names(f, j->ents, n0, *hashes);
     for (k = 1; k < parts; k++)
         if (pt[k - 1].started) sl__thread_join(pt[k - 1].th);
-    ok = ok && *hashes;
-    for (k = 1, total = n0; k < parts && ok; k++) {
+    j->cap_ents = cap0_ents;
+    j->cap_dims = cap0_dims;
+    j->fixed = 0;
+    for (k = 1, total = j->n_ents; k < parts && ok; k++) {
         ok = pt[k - 1].r == SAFELOAD_OK;
         total += pt[k - 1].j.n_ents;
     }
     ok = ok && total < (size_t)UINT32_MAX - 1 &&
-         sl__grow_big(a, j->big, (void **)&j->ents, &j->cap_ents, total + 1,
-                      sizeof(sl__entry)) &&
          (f->parts = (unsigned char **)sl__calloc(a, parts - 1, sizeof *f->parts)) != NULL;
+    /* the stretches closed up, in order: each moves down (or stays), never onto one not yet
+       moved; an entry's dims start (numel, while parsing) moves with its part's dims */
     for (k = 1; k < parts && ok; k++) {
         sl__part *p = &pt[k - 1];
-        ok = sl__grow_big(a, j->big, (void **)&j->dims, &j->cap_dims,
-                          j->n_dims + p->j.n_dims + 1, sizeof(uint64_t));
-        if (!ok) break;
+        sl__entry *e = j->ents + j->n_ents;
         for (i = 0; i < p->j.n_ents; i++) {
-            sl__entry *e = &j->ents[j->n_ents + i];
-            *e = p->j.ents[i];
-            e->numel += j->n_dims;      /* parse state: where its dims start */
-            (*hashes)[j->n_ents + i] = p->hashes[i];
+            e[i] = p->j.ents[i];
+            e[i].numel += j->n_dims;
         }
-        if (p->j.n_dims) memcpy(j->dims + j->n_dims, p->j.dims, p->j.n_dims * sizeof(uint64_t));
+        if (p->j.n_ents && p->hashes != *hashes + j->n_ents)
+            memmove(*hashes + j->n_ents, p->hashes, p->j.n_ents * sizeof(uint64_t));
+        if (p->j.n_dims && p->j.dims != j->dims + j->n_dims)
+            memmove(j->dims + j->n_dims, p->j.dims, p->j.n_dims * sizeof(uint64_t));
         j->n_ents += p->j.n_ents;
         j->n_dims += p->j.n_dims;
         f->parts[f->n_parts++] = p->buf;            /* the names point into it */
@@ -4586,12 +4602,13 @@ static safeload_result sl__parse(safeload_file *f, safeload_error *err) {
     j.path = path;
     j.err = err;
     j.alloc = a;
-    /* a tensor entry takes >= 48 header bytes: size the arrays once for typical headers */
+    /* a tensor entry takes >= 48 header bytes: size the arrays once for typical headers (and
+       for a split parse's stretches, SL__SPLIT_MAX of them) */
     j.big = &f->big;                    /* the entries become f->tensors: a big block */
-    sl__grow_big(a, j.big, (void **)&j.ents, &j.cap_ents, (size_t)(n / 64) + 4,
-                 sizeof(sl__entry));
-    sl__grow_big(a, j.big, (void **)&j.dims, &j.cap_dims, (size_t)(n / 32) + 8,
-                 sizeof(uint64_t));
+    sl__grow_big(a, j.big, (void **)&j.ents, &j.cap_ents,
+                 (size_t)(n / 64) + 4 * SL__SPLIT_MAX + 1, sizeof(sl__entry));
+    sl__grow_big(a, j.big, (void **)&j.dims, &j.cap_dims,
+                 (size_t)(n / 32) + 8 * SL__SPLIT_MAX + 1, sizeof(uint64_t));
 #if !defined(SAFELOAD_NO_THREADS)
     if (sl__parse_split(f, &j, &hashes)) {
         r = SAFELOAD_OK;
@@ -8506,7 +8523,8 @@ typedef struct sl__load {
     /* what the load call's steps (5e) hand on, from the settings to the release */
     safeload_load_desc d;               /* the caller's desc; alloc points at its allocator */
     safeload_arena *arena;              /* built by the load, the caller's when it succeeds */
-    uint32_t *order, *order_tmp;        /* requests in file order, and the sort's scratch */
+    uint32_t *order, *order_tmp;        /* requests in file order, and the sort's scratch (in
+                                           the reqs block) */
     uint64_t host_total, dev_total;     /* arena bytes wanted on the host, on the device */
     uint64_t cast_out;                  /* bytes the casts write */
     int need_host, need_dev, any_dev;   /* arena space wanted; any request for the device */
@@ -10270,11 +10288,16 @@ static safeload_result sl__load_resolve(sl__load *L, sl__resolve_fn resolve, con
     size_t i, n = L->n_reqs;
     safeload_result r;
     L->big = sl__big_first(L->shards, L->n_shards);
-    L->reqs = n < SIZE_MAX ? (sl__rp *)sl__big_calloc(L->alloc, n + 1, sizeof(sl__rp), &L->big)
+    /* the requests, then the file order and its sort's scratch: one block, one set of fresh
+       pages (a 100,000-tensor load's 0.8 MB of order arrays faulted in 4 KiB at a time cost
+       more than the block's huge page) */
+    L->reqs = n < SIZE_MAX ? (sl__rp *)sl__big_calloc(L->alloc, n + 1,
+                                                      sizeof(sl__rp) + 2 * sizeof(uint32_t),
+                                                      &L->big)
                            : NULL;
-    L->order = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
-    L->order_tmp = (uint32_t *)sl__malloc_n(L->alloc, n, sizeof(uint32_t));
-    if (!L->reqs || !L->order || !L->order_tmp) return SL__OOM(err, L->where);
+    if (!L->reqs) return SL__OOM(err, L->where);
+    L->order = (uint32_t *)(L->reqs + n + 1);
+    L->order_tmp = L->order + n;
     if (n > (size_t)UINT32_MAX - 1)
         return sl__fail(err, SAFELOAD_INVALID_ARGUMENT, L->where, SAFELOAD_NO_OFFSET, NULL, 0,
                         "too many requests");
@@ -10549,9 +10572,7 @@ static safeload_result sl__load_release(sl__load *L, safeload_result r,
     sl__free(L->alloc, L->workers);
     sl__free(L->alloc, L->tasks);
     sl__big_free(L->alloc, L->segs);
-    sl__big_free(L->alloc, L->reqs);
-    sl__free(L->alloc, L->order);
-    sl__free(L->alloc, L->order_tmp);
+    sl__big_free(L->alloc, L->reqs);               /* (the order arrays with it) */
 #if !defined(SAFELOAD_NO_THREADS)
     sl__cond_destroy(&L->cv);
 #endif
