@@ -3451,6 +3451,12 @@ static int sl__grow_big(const safeload_allocator *a, sl__bigv *big, void **arr, 
     return 1;
 }
 
+/* Room in j's entries or dims for element n (the count so far): grown as needed, unless j's
+   arrays are fixed (a split's part, whose stretch the others' sit beside) */
+SL__INLINE int sl__jroom(sl__jp *j, void **arr, size_t *cap, size_t n, size_t elem) {
+    return n < *cap || (!j->fixed && sl__grow_big(j->alloc, j->big, arr, cap, n + 1, elem));
+}
+
 /* A plain number as writers print it: 1-19 digits, no leading zero (or "0" alone), then a
    byte that cannot continue a number. 0 when it is anything else. */
 SL__INLINE int sl__jnum_plain(unsigned char **pp, uint64_t *out) {
@@ -3485,9 +3491,7 @@ static int sl__jtensor_fast(sl__jp *j, sl__entry *e) {
     e->rank = 0;
     if (*p != ']') for (;;) {
         if (!sl__jnum_plain(&p, &v) || e->rank == UINT32_MAX) goto undo;
-        if (j->n_dims == j->cap_dims &&
-            (j->fixed || !sl__grow_big(j->alloc, j->big, (void **)&j->dims, &j->cap_dims,
-                                       j->n_dims + 1, sizeof(uint64_t))))
+        if (!sl__jroom(j, (void **)&j->dims, &j->cap_dims, j->n_dims, sizeof(uint64_t)))
             goto undo;
         j->dims[j->n_dims++] = v;
         e->rank++;
@@ -3600,9 +3604,7 @@ static safeload_result sl__jtensor(sl__jp *j, sl__entry *e) {
                 uint64_t v = 0;                 /* set by the call; gcc -O3 cannot tell */
                 j->p = p;
                 if ((r = sl__ju64_fast(j, &v)) != SAFELOAD_OK) return r;
-                if (j->n_dims == j->cap_dims &&
-                    (j->fixed || !sl__grow_big(j->alloc, j->big, (void **)&j->dims,
-                                               &j->cap_dims, j->n_dims + 1, sizeof(uint64_t))))
+                if (!sl__jroom(j, (void **)&j->dims, &j->cap_dims, j->n_dims, sizeof(uint64_t)))
                     return SL__OOM(j->err, j->path);
                 if (e->rank == UINT32_MAX) return sl__jfail(j, p, "too many dimensions");
                 j->dims[j->n_dims++] = v;
@@ -3770,9 +3772,7 @@ static safeload_result sl__jmembers(sl__jp *j, unsigned char *p) {
             if ((r = sl__jmetadata(j, kp)) != SAFELOAD_OK) return r;
         } else {
             sl__entry *e;
-            if (j->n_ents == j->cap_ents &&
-                (j->fixed || !sl__grow_big(j->alloc, j->big, (void **)&j->ents, &j->cap_ents,
-                                           j->n_ents + 1, sizeof(sl__entry))))
+            if (!sl__jroom(j, (void **)&j->ents, &j->cap_ents, j->n_ents, sizeof(sl__entry)))
                 return SL__OOM(j->err, j->path);
             if (j->n_ents >= (size_t)UINT32_MAX - 1) return sl__jfail(j, kp, "too many tensors");
             e = &j->ents[j->n_ents];
@@ -4407,9 +4407,7 @@ static uint64_t sl__part_start(const safeload_file *f, uint64_t n, size_t k, siz
 
 static void sl__parts_free(const safeload_allocator *a, sl__part *pt, size_t n, int keep_bufs) {
     size_t k;
-    for (k = 0; k < n; k++) {
-        if (!keep_bufs) sl__big_free(a, pt[k].buf);
-    }
+    for (k = 0; k < n && !keep_bufs; k++) sl__big_free(a, pt[k].buf);
     sl__free(a, pt);
 }
 
@@ -4529,10 +4527,8 @@ static int sl__parse_split(safeload_file *f, sl__jp *j, uint64_t **hashes) {
             e[i] = p->j.ents[i];
             e[i].numel += j->n_dims;
         }
-        if (p->j.n_ents && p->hashes != *hashes + j->n_ents)
-            memmove(*hashes + j->n_ents, p->hashes, p->j.n_ents * sizeof(uint64_t));
-        if (p->j.n_dims && p->j.dims != j->dims + j->n_dims)
-            memmove(j->dims + j->n_dims, p->j.dims, p->j.n_dims * sizeof(uint64_t));
+        memmove(*hashes + j->n_ents, p->hashes, p->j.n_ents * sizeof(uint64_t));
+        memmove(j->dims + j->n_dims, p->j.dims, p->j.n_dims * sizeof(uint64_t));
         j->n_ents += p->j.n_ents;
         j->n_dims += p->j.n_dims;
         f->parts[f->n_parts++] = p->buf;            /* the names point into it */
@@ -10289,8 +10285,7 @@ static safeload_result sl__load_resolve(sl__load *L, sl__resolve_fn resolve, con
     safeload_result r;
     L->big = sl__big_first(L->shards, L->n_shards);
     /* the requests, then the file order and its sort's scratch: one block, one set of fresh
-       pages (a 100,000-tensor load's 0.8 MB of order arrays faulted in 4 KiB at a time cost
-       more than the block's huge page) */
+       pages, rather than two more allocations faulted in 4 KiB at a time */
     L->reqs = n < SIZE_MAX ? (sl__rp *)sl__big_calloc(L->alloc, n + 1,
                                                       sizeof(sl__rp) + 2 * sizeof(uint32_t),
                                                       &L->big)

@@ -581,13 +581,11 @@ static void ms_measure(ms_cell *c, const char *path, int ld, int th, int state, 
     c->n++;
 }
 
-/* Reads the file through one reused buffer: its page-cache pages become as recently read as
-   those of a file loaded a moment ago. On a VM guest the host reclaims guest pages that go
-   unread, page cache included: on the PVM guest of 2026-11-30 a 384 MiB file whose cache went
-   unread for 20 s loaded 1.5x slower into backed memory, 60 s later 2.2x slower (the dense
-   file alike). The dense file is loaded by every loader in turn, the MoE file once per state:
-   without this, the MoE / dense ratio measured how long the MoE file had sat unread (the
-   pairs now go further: recache, below). */
+/* Reads the file through one reused buffer (4 MiB reads): its page-cache pages become as
+   recently read as those of a file loaded a moment ago. On a VM guest the host reclaims guest
+   pages that go unread, page cache included: on the PVM guest of 2026-11-30 a 384 MiB file
+   whose cache went unread for 20 s loaded 1.5x slower into backed memory, 60 s later 2.2x
+   slower. recache's reads, below. */
 static void rewarm(const char *path) {
     static unsigned char buf[4 << 20];
     int fd = open(path, O_RDONLY);
