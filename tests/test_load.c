@@ -56,10 +56,16 @@ static long fi_count = 0, fi_at = -1;
    end of the file): counted here, checked at the end */
 static long tl_direct_reads, tl_direct_misaligned;
 
+/* the disk's buffers (test_dma_pages): whether the first O_DIRECT read's buffer, and each
+   fixed buffer registered, lies in memory advised huge ("hg" in smaps), when asked */
+static int tb_vmflag(const void *p, const char *flag);
+static int tl_dma_watch, tl_dma_hg = -2, tl_reg_watch, tl_reg_n, tl_reg_hg[8];
+
 static ssize_t tl_pread(int fd, void *buf, size_t n, off_t off) {
     long k = __atomic_fetch_add(&fi_count, 1, __ATOMIC_RELAXED);
     int fl = fcntl(fd, F_GETFL);
     if (fl != -1 && (fl & O_DIRECT)) {
+        if (__atomic_exchange_n(&tl_dma_watch, 0, __ATOMIC_RELAXED)) tl_dma_hg = tb_vmflag(buf, "hg");
         __atomic_fetch_add(&tl_direct_reads, 1, __ATOMIC_RELAXED);
         if (((uintptr_t)buf | (uintptr_t)n | (uintptr_t)off) % 4096)
             __atomic_fetch_add(&tl_direct_misaligned, 1, __ATOMIC_RELAXED);
@@ -196,6 +202,8 @@ static long tl_uring_register(int ring, void *iov) {
     r = -1;
 #endif
     if (r == 0) __atomic_fetch_add(&tl_registered, 1, __ATOMIC_RELAXED);
+    if (tl_reg_watch && tl_reg_n < 8)       /* (from the load's own thread, one at a time) */
+        tl_reg_hg[tl_reg_n++] = tb_vmflag(((const struct iovec *)iov)->iov_base, "hg");
     return r;
 }
 static long long tl_aio_result(long long res, const void *buf, unsigned long long off,
@@ -4654,6 +4662,106 @@ static void test_big_tables(void) {
     free(data);
 }
 
+/* The disk's buffers (O_DIRECT bounce buffers, the queue's fixed slots) go on huge pages
+   unless one timed costs more than the 512 4 KiB pages it stands for: then the block's rest
+   and every later one are the allocator's. A caller's allocator takes them all. The bytes are
+   the same every way. (Three tensors of 2 MiB + 100 bytes, unaligned in the file: every
+   read goes through the buffers.) */
+static void test_dma_pages(void) {
+    enum { NT = 3, EACH = (2 << 20) + 100 };
+    safeload_save_tensor st[NT];
+    uint64_t shape[NT];
+    char names[NT][8], path[400];
+    unsigned char *data = (unsigned char *)malloc((size_t)NT * EACH);
+    safeload_model *mod;
+    safeload_loaded *ref = NULL, *l = NULL;
+    safeload_load_desc d;
+    safeload_load_stats ls;
+    safeload_error e;
+    int i, mode, depth, uring = tl_uring_ok();
+    for (i = 0; i < NT * EACH; i++) data[i] = (unsigned char)(i * 13 + i / 4099);
+    for (i = 0; i < NT; i++) {
+        snprintf(names[i], sizeof names[i], "t%d", i);
+        shape[i] = EACH;
+        st[i].name = names[i];
+        st[i].dtype = SAFELOAD_U8;
+        st[i].rank = 1;
+        st[i].shape = &shape[i];
+        st[i].data = data + (size_t)i * EACH;
+        st[i].nbytes = EACH;
+    }
+    tl_path(path, sizeof path, "dma.safetensors");
+    CHECK(safeload_save(path, st, NT, NULL, &e) == SAFELOAD_OK);
+    CHECK(safeload_model_open(&mod, path, NULL, &e) == SAFELOAD_OK);
+    if (!mod) { free(data); return; }
+    memset(&d, 0, sizeof d);
+    d.io = SAFELOAD_IO_READ;
+    CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &ref, &e) == SAFELOAD_OK);
+    CHECK(ref && ref->count == NT && memcmp(ref->tensors[2].data, data + 2 * EACH, EACH) == 0);
+    /* mode 0: 4 KiB pages 0.5 us, a huge page 100 us (under 512 x 0.5); mode 2: a huge page
+       dearer than 512 4 KiB pages by a nanosecond */
+    for (mode = 0; mode <= 2; mode += 2) {
+        for (depth = 1; depth <= 32; depth += 31) {
+            int aio = depth > 1 && uring;
+            tl_big_mode = mode;
+            tl_big_probes = tl_big_huge_probes = 0;
+            tl_dma_hg = -2;
+            tl_dma_watch = !aio;
+            tl_reg_n = 0;
+            tl_reg_watch = aio;
+            memset(&d, 0, sizeof d);
+            d.io = SAFELOAD_IO_DIRECT;
+            d.threads = 2;
+            d.queue_depth = depth;
+            d.stats = &ls;
+            CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK,
+                      "%s", e.message);
+            tl_reg_watch = tl_dma_watch = 0;
+            if (l) { CHECK(tq_same(l, ref)); safeload_loaded_free(l); }
+            /* the 4 KiB probe once; a huge page timed for each worker's block until one is
+               dear (with a queue the bounce buffers stay the allocator's) */
+            CHECK_EQ_U64(tl_big_probes, 1);
+            CHECK_EQ_U64(tl_big_huge_probes, mode == 0 ? 2 : 1);
+            if (aio) {
+                CHECK_EQ_U64(ls.aio, SAFELOAD_AIO_IO_URING);
+                if (tl_reg_n == 2) {        /* (RLIMIT_MEMLOCK may refuse fixed buffers) */
+                    CHECK_EQ_U64(tl_reg_hg[0], 1);      /* its first huge page timed */
+                    CHECK_EQ_U64(tl_reg_hg[1], mode == 0);
+                }
+            } else if (mode == 0) {
+                CHECK_EQ_U64(tl_dma_hg, 1);             /* a worker's first read */
+            }
+        }
+    }
+    /* a caller's allocator: every buffer its memory, nothing probed */
+    {
+        tl_alloc ta;
+        memset(&ta, 0, sizeof ta);
+        tl_big_mode = 0;
+        for (depth = 1; depth <= 32; depth += 31) {
+            tl_big_probes = tl_big_huge_probes = 0;
+            tl_dma_hg = -2;
+            tl_dma_watch = 1;
+            memset(&d, 0, sizeof d);
+            d.io = SAFELOAD_IO_DIRECT;
+            d.threads = 2;
+            d.queue_depth = depth;
+            d.allocator = tl_allocator(&ta, -1);
+            CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+            tl_dma_watch = 0;
+            if (l) { CHECK(tq_same(l, ref)); safeload_loaded_free(l); }
+            CHECK_EQ_U64(tl_big_probes + tl_big_huge_probes, 0);
+            if (tl_dma_hg != -2) CHECK_EQ_U64(tl_dma_hg, 0);
+        }
+        CHECK_EQ_U64(ta.live, 0);
+    }
+    tl_big_mode = 0;
+    safeload_loaded_free(ref);
+    safeload_model_close(mod);
+    remove(path);
+    free(data);
+}
+
 int main(void) {
     tl_model m;
     char path[400];
@@ -4690,6 +4798,7 @@ int main(void) {
     TU_PART(test_slices_any_dim());
     TU_PART(test_pages());
     TU_PART(test_big_tables());
+    TU_PART(test_dma_pages());
     TU_PART(test_arena_reuse());
     TU_PART(test_queued_reads(&m, path));
     {
