@@ -1785,7 +1785,7 @@ static void *sl__big_alloc(const safeload_allocator *a, size_t n, sl__bigv *v, i
         }
     }
 #else
-    SL__UNUSED(v); SL__UNUSED(measure); SL__UNUSED(how);
+    SL__UNUSED(v); SL__UNUSED(measure); SL__UNUSED(how); SL__UNUSED(dma);
 #endif
     if (n > SIZE_MAX - SL__BIG_HDR) return NULL;
     b = (unsigned char *)sl__malloc(a, n + SL__BIG_HDR);
@@ -9720,22 +9720,28 @@ static int sl__aio_done(sl__load *L, sl__worker *w, int wid, const sl__slot *s, 
 /* The worker's loop with a queue: keep its slots busy, handle reads as they complete. After
    an error or a cancel it starts nothing more but waits for every read still in flight, so
    nothing writes into a buffer or a destination once the load has returned. */
+/* A read started in each free slot while tasks are left; 0 once none is left or one failed. */
+static int sl__aio_fill(sl__load *L, sl__worker *w, int wid, uint64_t *last) {
+    while (w->n_free && !sl__atomic_load(&L->stop)) {
+        size_t i = sl__atomic_add(&L->next_task, (size_t)1);
+        const sl__task *t;
+        if (i >= L->n_tasks) return 0;
+        t = &L->tasks[i];
+        if (!L->reqs[L->segs[t->seg0].req].device) sl__pages_touch(L, t);
+        if (sl__is_direct(L, t->shard)) { sl__aio_start(L, w, t); continue; }
+        /* a file AUTO leaves to buffered reads: read now, the queue runs on meanwhile */
+        if (!sl__run_task(L, w, wid, t)) return 0;
+        sl__task_done(L, wid, t, last);
+    }
+    return 1;
+}
+
 static void sl__aio_job(sl__load *L, sl__worker *w, int wid, uint64_t *last) {
     int more = 1, e;
     for (;;) {
         unsigned k;
         int64_t res;
-        while (more && w->n_free && !sl__atomic_load(&L->stop)) {
-            size_t i = sl__atomic_add(&L->next_task, (size_t)1);
-            const sl__task *t;
-            if (i >= L->n_tasks) { more = 0; break; }
-            t = &L->tasks[i];
-            if (!L->reqs[L->segs[t->seg0].req].device) sl__pages_touch(L, t);
-            if (sl__is_direct(L, t->shard)) { sl__aio_start(L, w, t); continue; }
-            /* a file AUTO leaves to buffered reads: read now, the queue runs on meanwhile */
-            if (!sl__run_task(L, w, wid, t)) { more = 0; break; }
-            sl__task_done(L, wid, t, last);
-        }
+        if (more) more = sl__aio_fill(L, w, wid, last);
         if (!w->inflight) break;
         if ((e = sl__aio_enter(&w->aio, 1)) != 0) {
             const sl__task *t = NULL;
@@ -9758,6 +9764,13 @@ static void sl__aio_job(sl__load *L, sl__worker *w, int wid, uint64_t *last) {
             }
             s->t = NULL;
             w->free_slots[w->n_free++] = k;
+            /* the slot straight back to the disk: reads that completed together, copied out
+               one after another, would leave it idle until the last was copied. (Should the
+               hand-over fail, the wait above tries it again and reports.) */
+            if (more && !sl__atomic_load(&L->stop)) {
+                more = sl__aio_fill(L, w, wid, last);
+                (void)sl__aio_enter(&w->aio, 0);
+            }
         }
     }
 }
