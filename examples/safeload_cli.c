@@ -7,7 +7,8 @@
                                         exit 0 same names, 1 they differ, 2 no answer (usage,
                                         I/O, an invalid checkpoint)
      safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N] [--max-shard-size SIZE]
-                     [--progress]       one file holding every tensor (shards merged), or with
+                     [--align-data] [--progress]
+                                        one file holding every tensor (shards merged), or with
                                         --max-shard-size a folder of shards and an index as
                                         save_pretrained writes them; cast while loading
                                         (tensors with no such cast as stored), streamed
@@ -57,7 +58,7 @@ static const char usage_text[] =
         "                     [--slice DIM:BEGIN:END] [--json]\n"
         "  safeload keys PATH [--expect NAMES_FILE] [--json]\n"
         "  safeload convert PATH OUT [--dtype f32|f16|bf16] [--threads N]\n"
-        "                   [--max-shard-size SIZE] [--progress]\n"
+        "                   [--max-shard-size SIZE] [--align-data] [--progress]\n"
         "  safeload show PATH NAME [--count N|all] [--slice DIM:BEGIN:END] [--force] [--json]\n"
         "  safeload hash PATH [--tensors] [--json] [--threads N]\n"
         "  safeload sample OUT\n"
@@ -112,10 +113,12 @@ static const char *const command_help[][2] = {
      "example: safeload keys model.safetensors --expect names.txt\n"},
     {"convert",
      "usage: safeload convert PATH OUT [--dtype D] [--threads N] [--max-shard-size SIZE]\n"
-     "                        [--progress]\n"
+     "                        [--align-data] [--progress]\n"
      "Writes every tensor into OUT, cast to --dtype where a cast exists (fp16, float16, half,\n"
      "bf16, bfloat16, fp32, float32, float), streaming; --max-shard-size SIZE (5GB, 500MB)\n"
      "writes OUT/model-0000K-of-0000N.safetensors and OUT/model.safetensors.index.json.\n"
+     "  --align-data   pad each header with spaces so that its data starts on a 4096-byte\n"
+     "                 boundary: direct I/O then reads tensors straight into memory\n"
      "exit: 0 written, 1 the checkpoint is malformed (nothing written), 2 usage or I/O error\n"
      "example: safeload convert model_dir out --dtype bf16 --max-shard-size 5GB\n"},
     {"show",
@@ -1639,6 +1642,7 @@ typedef struct cv_ctx {
     const safeload_kv *meta;    /* the first file's metadata, sorted */
     size_t n_meta;
     int has_meta;               /* write "__metadata__" even with no pairs */
+    int align;                  /* --align-data: the data section 4096-aligned */
 } cv_ctx;
 
 /* the header of one file: its n items in order */
@@ -1677,6 +1681,7 @@ static int cv_header(cv_buf *h, const cv_ctx *c, const cv_item *it, size_t n) {
     }
     cv_put(h, "}", 1);
     while (!h->oom && (h->n - 8) % 8) cv_put(h, " ", 1);
+    while (!h->oom && c->align && h->n % 4096) cv_put(h, "        ", 8);
     if (h->oom) return 0;
     len = h->n - 8;
     for (k = 0; k < 8; k++) h->p[k] = (char)(len >> (8 * k) & 0xFF);
@@ -1867,6 +1872,8 @@ static int cmd_convert(int argc, char **argv) {
             sharded = 1;
         } else if (!ends && strcmp(a, "--progress") == 0) {
             progress = 1;
+        } else if (!ends && strcmp(a, "--align-data") == 0) {
+            c.align = 1;
         } else if (!ends && i + 1 == argc && (strcmp(a, "--dtype") == 0 ||
                                                 strcmp(a, "--threads") == 0 ||
                                                 strcmp(a, "--max-shard-size") == 0)) {

@@ -21,10 +21,11 @@
    io auto: the dense file warm (auto against read), then cold (dropped from the page cache
    before each load) with read, direct and auto, and how much of the file each load left in
    the page cache. Cold figures depend on the disk (on a VM, on the host's cache too).
-   cold loads (alone: SAFELOAD_BENCH_ONLY=cold, which writes only the dense file, 1024 MiB
+   cold loads (alone: SAFELOAD_BENCH_ONLY=cold, which writes only the dense files, 1024 MiB
    unless SAFELOAD_BENCH_DENSE_MB says otherwise): read, direct and auto next to the disk's
-   limit (the best of 1, 4, 16 and 32 threads of 4 MiB O_DIRECT reads), interleaved; see
-   bench_cold. SAFELOAD_BENCH_COLD_THREADS (default 2): safeload's threads there. */
+   limit (the best of 1, 4, 16 and 32 threads of 4 MiB O_DIRECT reads, and of 1, 4 and 16
+   into huge pages), interleaved, and the same tensors in a file whose data section is
+   4096-aligned (SAFELOAD_SAVE_ALIGN_DATA); see bench_cold. SAFELOAD_BENCH_COLD_THREADS (default 2): safeload's threads there. */
 /* io_uring's fixed buffers against plain reads (the cold section): the same load with the
    registration refused, as RLIMIT_MEMLOCK would refuse it. The flag is the bench's; the
    library keeps no state of its own. */
@@ -71,6 +72,8 @@ static void fill_bf16(unsigned char *p, size_t n, uint64_t seed) {
     }
 }
 
+/* shards: 0 dense.safetensors, 1 four shards and an index, 2 dense-aligned.safetensors (the
+   same tensors, SAFELOAD_SAVE_ALIGN_DATA: the data section 4096-aligned) */
 static int save_dense(const char *dir, uint64_t mb, int shards) {
     size_t i, n = 8;
     uint64_t per = mb * SL__MIB / n;
@@ -93,9 +96,12 @@ static int save_dense(const char *dir, uint64_t mb, int shards) {
         t[i].data = data + i * rows * cols * 2;
         t[i].nbytes = rows * cols * 2;
     }
-    if (!shards) {
-        snprintf(path, sizeof path, "%s/dense.safetensors", dir);
-        if (safeload_save(path, t, n, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); return 0; }
+    if (shards != 1) {
+        safeload_save_desc sd;
+        memset(&sd, 0, sizeof sd);
+        sd.flags = shards == 2 ? SAFELOAD_SAVE_ALIGN_DATA : 0;
+        snprintf(path, sizeof path, "%s/dense%s.safetensors", dir, shards == 2 ? "-aligned" : "");
+        if (safeload_save(path, t, n, &sd, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); return 0; }
     } else {
         FILE *fp;
         char sub[520];
@@ -844,7 +850,7 @@ static double cold_drop(const char *path, int *drop_caches_ok) {
 }
 
 enum { C_B1, C_B4, C_B16, C_B32, C_H1, C_H4, C_H16, C_READ, C_DIRECT, C_DIRECT1, C_AUTO,
-       C_PLAIN, C_COUNT, C_NBASE = 7, C_NSMALL = 4 };
+       C_PLAIN, C_AL, C_ALHP, C_COUNT, C_NBASE = 7, C_NSMALL = 4 };
 
 /* this process's CPU seconds (user + system, every thread) */
 static double cpu_now(void) {
@@ -854,7 +860,9 @@ static double cpu_now(void) {
            ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
 }
 
-static void bench_cold(const char *path, const char *cmd) {
+/* aligned: the same tensors with the data section 4096-aligned (C_AL: into the same memory,
+   4 KiB-aligned; C_ALHP: into prefaulted huge pages), so O_DIRECT reads go straight there */
+static void bench_cold(const char *path, const char *aligned, const char *cmd) {
     static const int bth[C_NBASE] = {1, 4, 16, 32, 1, 4, 16};
     static const char *const names[C_COUNT] = {
         "baseline O_DIRECT 4 MiB,  1 thread", "baseline O_DIRECT 4 MiB,  4 threads",
@@ -862,24 +870,36 @@ static void bench_cold(const char *path, const char *cmd) {
         "baseline, huge pages,     1 thread", "baseline, huge pages,     4 threads",
         "baseline, huge pages,    16 threads",
         "safeload io read", "safeload io direct", "safeload io direct qd 1", "safeload io auto",
-        "safeload io direct, plain reads"};
+        "safeload io direct, plain reads", "safeload io direct, aligned file",
+        "safeload io direct, aligned, huge pages"};
     static double t[C_COUNT][64], left[C_COUNT][64], cpu[C_COUNT][64];
     static safeload_load_stats st[C_COUNT][64];
     int th = (int)env_u64("SAFELOAD_BENCH_COLD_THREADS", 2), r, k, v, best = -1, dc_ok = 1;
-    double before = 0, bmed[C_NBASE], dmed = 0, amed = 0;
-    safeload_model *m;
+    double before = 0, bmed[C_NBASE], dmed = 0, amed = 0, almed = 0, hpmed = 0;
+    safeload_model *m, *ma;
     safeload_error e;
     safeload_request *rq;
-    unsigned char *dst;
+    unsigned char *dst, *dsthp;
+    void *mem = NULL, *hpmap;
     uint64_t n, size;
     struct stat sb;
+    size_t hp = (size_t)2 << 20;
     if (th < 1) th = 1;
-    if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
+    if (safeload_model_open(&m, path, NULL, &e) != SAFELOAD_OK ||
+        safeload_model_open(&ma, aligned, NULL, &e) != SAFELOAD_OK) { fprintf(stderr, "%s\n", e.message); exit(1); }
     n = safeload_data_size(safeload_model_shard(m, 0));
     size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : n;
     rq = (safeload_request *)calloc(safeload_model_tensor_count(m) + 1, sizeof *rq);
-    dst = (unsigned char *)malloc((size_t)n);
+    /* 4 KiB-aligned (so that the aligned file's reads can go straight in), and the same on
+       huge pages */
+    if (posix_memalign(&mem, 4096, (size_t)n) != 0) exit(1);
+    dst = (unsigned char *)mem;
     memset(dst, 2, (size_t)n);
+    hpmap = mmap(NULL, (size_t)n + hp, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (hpmap == MAP_FAILED) exit(1);
+    dsthp = (unsigned char *)(((uintptr_t)hpmap + hp - 1) & ~(uintptr_t)(hp - 1));
+    madvise(dsthp, (size_t)n, MADV_HUGEPAGE);
+    memset(dsthp, 2, (size_t)n);
     printf("\ncold loads: %s\n  %s, %.2f GiB; dropped from the page cache before every load; %d rep%s "
            "interleaved, order shuffled; safeload %d thread%s into prefaulted memory; "
            "load average %.2f at the start\n", cmd, path, (double)size / 1073741824.0, reps,
@@ -891,6 +911,7 @@ static void bench_cold(const char *path, const char *cmd) {
             safeload_load_desc d;
             v = ord[k];
             before = SL__MAX(before, cold_drop(path, &dc_ok));
+            before = SL__MAX(before, cold_drop(aligned, &dc_ok));
             memset(&st[v][r], 0, sizeof st[v][r]);
             cpu[v][r] = cpu_now();
             if (v < C_NBASE) {
@@ -903,11 +924,12 @@ static void bench_cold(const char *path, const char *cmd) {
                 d.queue_depth = v == C_DIRECT1;   /* 1: one read per worker, no ring */
                 d.stats = &st[v][r];
                 bench_no_fixed = v == C_PLAIN;
-                t[v][r] = sl_into(m, SAFELOAD_DTYPE_NONE, dst, rq, &d);
+                t[v][r] = sl_into(v >= C_AL ? ma : m, SAFELOAD_DTYPE_NONE,
+                                  v == C_ALHP ? dsthp : dst, rq, &d);
                 bench_no_fixed = 0;
             }
             cpu[v][r] = cpu_now() - cpu[v][r];
-            left[v][r] = pc_resident(path, 0, 0);
+            left[v][r] = pc_resident(v >= C_AL ? aligned : path, 0, 0);
         }
     }
     for (k = 0; k < C_NBASE; k++) {   /* median GB/s of each T; -1: O_DIRECT refused */
@@ -943,6 +965,8 @@ static void bench_cold(const char *path, const char *cmd) {
             printf("%-26s ", num);
             if (k == C_DIRECT) dmed = xm;
             if (k == C_AUTO) amed = xm;
+            if (k == C_AL) almed = xm;
+            if (k == C_ALHP) hpmed = xm;
         }
         printf("%7.3f %5.1f %%", bu_median(cpu[k], reps), 100 * lmax);
         if (k >= C_NBASE) {   /* what ran: io mode and files read direct (last repetition's) */
@@ -965,6 +989,9 @@ static void bench_cold(const char *path, const char *cmd) {
         printf("  * the best baseline (the disk's limit): %d thread%s%s. Cold direct or auto: %.2fx it "
                "(target >= 0.9)\n", bth[best], bth[best] > 1 ? "s" : "",
                best >= C_NSMALL ? ", huge pages" : "", SL__MAX(dmed, amed));
+    if (best >= 0)
+        printf("  the same file written with SAFELOAD_SAVE_ALIGN_DATA (data 4096-aligned, read "
+               "straight into memory): io direct %.2fx it, into huge pages %.2fx\n", almed, hpmed);
     {   /* the same against the best of the 4 KiB-page baselines alone */
         int b4 = -1;
         for (k = 0; k < C_NSMALL; k++)
@@ -1005,6 +1032,8 @@ static void bench_cold(const char *path, const char *cmd) {
            "the end\n", 100 * before, before > 0.01 ? " (NOT COLD: the file could not be dropped; "
            "tmpfs?)" : "", loadavg());
     free(dst);
+    munmap(hpmap, (size_t)n + hp);
+    safeload_model_close(ma);
     free(rq);
     safeload_model_close(m);
 }
@@ -1029,7 +1058,7 @@ int main(int argc, char **argv) {
     uint64_t dense_mb = env_u64("SAFELOAD_BENCH_DENSE_MB", cold_only ? 1024 : 2048);
     uint64_t moe_mb = env_u64("SAFELOAD_BENCH_MOE_MB", 1536);
     uint64_t moe_n = env_u64("SAFELOAD_BENCH_MOE_TENSORS", 100000);
-    char dense[600], moe[600], sharded[600], cmd[1024];
+    char dense[600], moe[600], sharded[600], aligned[600], cmd[1024];
     row rd[3], rm[3], rs[3];
     (void)argc;
     command_line(cmd, sizeof cmd, argv[0]);
@@ -1039,11 +1068,16 @@ int main(int argc, char **argv) {
     snprintf(dense, sizeof dense, "%s/dense.safetensors", dir);
     snprintf(moe, sizeof moe, "%s/moe.safetensors", dir);
     snprintf(sharded, sizeof sharded, "%s/sharded", dir);
+    snprintf(aligned, sizeof aligned, "%s/dense-aligned.safetensors", dir);
     /* SAFELOAD_BENCH_ONLY=cold: the cold loads alone, on the dense file alone */
     if (cold_only) {
-        printf("bench_load: writing %s/dense.safetensors (%llu MiB)\n", dir, (unsigned long long)dense_mb);
-        if (!save_dense(dir, dense_mb, 0)) { fprintf(stderr, "cannot write the checkpoint\n"); return 1; }
-        bench_cold(dense, cmd);
+        printf("bench_load: writing %s/dense.safetensors and dense-aligned.safetensors (%llu MiB each)\n",
+               dir, (unsigned long long)dense_mb);
+        if (!save_dense(dir, dense_mb, 0) || !save_dense(dir, dense_mb, 2)) {
+            fprintf(stderr, "cannot write the checkpoint\n");
+            return 1;
+        }
+        bench_cold(dense, aligned, cmd);
         return 0;
     }
     printf("bench_load: writing checkpoints into %s (dense %llu MiB, MoE %llu MiB in %llu tensors)\n",
@@ -1061,7 +1095,8 @@ int main(int argc, char **argv) {
     bench_file("moe", moe, moe, rm);
     bench_file("sharded (4 shards + index)", sharded, dense, rs);
     bench_auto(dense);
-    bench_cold(dense, cmd);
+    if (!save_dense(dir, dense_mb, 2)) { fprintf(stderr, "cannot write the checkpoint\n"); return 1; }
+    bench_cold(dense, aligned, cmd);
     bench_memory_states(dense, moe);
     printf("\nMoE vs dense, safeload into its arena: 1 thread %.2fx, 2 threads %.2fx (target >= 0.85)\n",
            rm[1].alloc / rd[1].alloc, rm[2].alloc / rd[2].alloc);

@@ -481,6 +481,18 @@ check "convert as stored" "0 wrote $T/c32b.safetensors: 6 tensors, 14468 bytes o
 cmp -s "$T/c32.safetensors" "$T/c32b.safetensors" || { echo "FAIL: convert as stored changed the bytes"; fail=1; }
 run $RUNNER "$CLI" convert "$T/s.safetensors" "$T/s2.safetensors"
 cmp -s "$T/s.safetensors" "$T/s2.safetensors" || { echo "FAIL: convert of the sample changed it"; fail=1; }
+# --align-data: the same JSON and bytes, the header padded with spaces to end at byte 4096
+run $RUNNER "$CLI" convert "$T/c32.safetensors" "$T/c32al.safetensors" --align-data
+check "convert --align-data" "0 wrote $T/c32al.safetensors: 6 tensors, 14468 bytes of data (as stored)" "$rc $out"
+run $RUNNER "$CLI" inspect --json "$T/c32al.safetensors"; out=$(printf '%s' "$out" | layout)
+check "convert --align-data layout" '{"header_bytes":4088,"data_bytes":14468,"metadata":{"format":"pt","source":"safeload sample"},"tensors":[{"name":"empty.bias","dtype":"F32","shape":[0],"data_offsets":[0,0]},{"name":"lm_head.scale","dtype":"F32","shape":[],"data_offsets":[0,4]},{"name":"model.embed_tokens.weight","dtype":"F32","shape":[64,32],"data_offsets":[4,8196]},{"name":"model.layers.0.mlp.experts.3.up_proj.weight","dtype":"F32","shape":[16,32],"data_offsets":[8196,10244]},{"name":"model.layers.0.self_attn.q_proj.weight","dtype":"F32","shape":[32,32],"data_offsets":[10244,14340]},{"name":"model.norm.weight","dtype":"F32","shape":[32],"data_offsets":[14340,14468]}]}' "$out"
+head -c 568 "$T/c32al.safetensors" | tail -c 560 > "$T/h2"; head -c 568 "$T/c32.safetensors" | tail -c 560 > "$T/h1"
+cmp -s "$T/h1" "$T/h2" || { echo "FAIL: convert --align-data changed the header's JSON"; fail=1; }
+check "convert --align-data pad" "0" "$(head -c 4096 "$T/c32al.safetensors" | tail -c 3528 | tr -d ' ' | wc -c | tr -d ' ')"
+tail -c 14468 "$T/c32.safetensors" > "$T/d1"; tail -c 14468 "$T/c32al.safetensors" > "$T/d2"
+cmp -s "$T/d1" "$T/d2" || { echo "FAIL: convert --align-data changed the data"; fail=1; }
+run $RUNNER "$CLI" load "$T/c32al.safetensors" --io direct --checksum
+check "convert --align-data loads" "0" "$rc"
 # shards merged into one file (the first shard's metadata: none here)
 run $RUNNER "$CLI" convert --dtype=bf16 "$T/two" "$T/merged.safetensors"
 check "convert shards" "0 wrote $T/merged.safetensors: 2 tensors, 3 bytes of data (as stored)" "$rc $out"

@@ -2150,7 +2150,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
         for (i = 0; i < n; i++) CHECK(posix_memalign((void **)&buf[i], 4096, (size_t)each) == 0);
         for (round = 0; round < 4; round++) {
             safeload_result r;
-            long done0;
+            long done0, reg0;
             memset(rq, 0, sizeof rq);
             for (i = 0; i < n; i++) {
                 snprintf(nm[i], sizeof nm[i], "w%d", i);
@@ -2168,6 +2168,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
             d.progress_interval = 1 << 20;
             if (round >= 2) d.progress = tq_cancel_first;
             tl_aio_done = 0;
+            reg0 = tl_registered;
             r = safeload_load_file(f, rq, (size_t)n, &d, NULL, &e);
             done0 = tl_aio_done;
             if (round < 2) {
@@ -2182,6 +2183,9 @@ static void test_queued_reads(const tl_model *m, const char *path) {
                 CHECK_EQ_U64(bad, 0);
                 if (uring) CHECK(st.aio == SAFELOAD_AIO_IO_URING);
                 CHECK_EQ_U64(st.bytes_written, each * (uint64_t)n);
+                /* every read straight in: no slots, so no fixed buffer registered */
+                CHECK_EQ_U64(st.fixed_reads, 0);
+                CHECK_EQ_U64(tl_registered, reg0);
                 continue;
             }
             CHECK_MSG(r == SAFELOAD_CANCELLED, "cancel: %s", safeload_result_id(r));

@@ -387,6 +387,82 @@ static void test_padding(void) {
     }
 }
 
+/* SAFELOAD_SAVE_ALIGN_DATA: the image without the flag, its header padded with more spaces to
+   the first 4096-byte boundary at or after it (none when it already ends on one), read back
+   with the data section there. JSON lengths around each residue and across several pages. */
+static void test_align_data(void) {
+    static const uint64_t s1[1] = { 1 }, s16[1] = { 16 };
+    static const size_t jls[] = { 1, 2, 7, 8, 9, 4070, 4080, 4081, 4088, 4089, 4090, 8184,
+                                  8185, 12000 };
+    size_t li;
+    for (li = 0; li < sizeof jls / sizeof jls[0]; li++) {
+        /* a name sized so that the JSON is jls[li] bytes where it can be (at least the
+           template's length) */
+        const char *tmpl = "{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                           "\"zz\":{\"dtype\":\"U8\",\"shape\":[16],\"data_offsets\":[1,17]}}";
+        size_t base = strlen(tmpl), nl = jls[li] > base ? jls[li] - base : 1, want_n, n = 0, N,
+               plain_N, k;
+        char *name = (char *)malloc(nl + 1);
+        safeload_save_tensor t[2];
+        safeload_save_desc d;
+        unsigned char *want;
+        void *out = NULL;
+        safeload_file *f = NULL;
+        safeload_error err;
+        memset(name, 'a', nl);
+        name[nl] = 0;
+        t[0] = st(name, SAFELOAD_U8, 1, s1, BYTES + 5, 1);
+        t[1] = st("zz", SAFELOAD_U8, 1, s16, BYTES, 16);
+        want = model_image(t, 2, NULL, &want_n);
+        plain_N = want_n - 8 - 17;
+        memset(&d, 0, sizeof d);
+        d.flags = SAFELOAD_SAVE_ALIGN_DATA;
+        CHECK(safeload_serialize(&out, &n, t, 2, &d, NULL) == SAFELOAD_OK);
+        if (!out) { free(want); free(name); continue; }
+        for (N = 0, k = 0; k < 8; k++) N |= (size_t)((unsigned char *)out)[k] << (8 * k);
+        CHECK_MSG((8 + N) % 4096 == 0 && N >= plain_N && N - plain_N < 4096 &&
+                  (N == plain_N) == ((8 + plain_N) % 4096 == 0),
+                  "json %zu: N %zu, unaligned %zu", jls[li], N, plain_N);
+        CHECK(n == 8 + N + 17);
+        CHECK(memcmp((unsigned char *)out + 8, want + 8, plain_N) == 0);   /* JSON + its pad */
+        for (k = 8 + plain_N; k < 8 + N && ((unsigned char *)out)[k] == ' '; k++) {}
+        CHECK_EQ_U64(k, 8 + N);                                         /* spaces to the end */
+        CHECK(memcmp((unsigned char *)out + 8 + N, want + 8 + plain_N, 17) == 0);
+        CHECK_MSG(safeload_open_memory(&f, out, n, NULL, &err) == SAFELOAD_OK, "%s", err.message);
+        if (f) {
+            const safeload_tensor *z = safeload_find(f, "zz");
+            CHECK_EQ_U64(safeload_data_offset(f), 8 + N);
+            CHECK(z && z->file_offset == 8 + N + 1 && z->nbytes == 16);
+            safeload_close(f);
+        }
+        /* with EMPTY_METADATA too */
+        safeload_free(out, NULL);
+        out = NULL;
+        d.flags = SAFELOAD_SAVE_ALIGN_DATA | SAFELOAD_SAVE_EMPTY_METADATA;
+        CHECK(safeload_serialize(&out, &n, t, 2, &d, NULL) == SAFELOAD_OK);
+        CHECK(out && (n - 17) % 4096 == 0 && memcmp((char *)out + 8, "{\"__metadata__\":{}", 18) == 0);
+        safeload_free(out, NULL);
+        free(want);
+        free(name);
+    }
+    {   /* a flag past the known ones is still refused with them */
+        void *o = NULL;
+        size_t on = 0;
+        safeload_save_desc d;
+        safeload_error e;
+        memset(&d, 0, sizeof d);
+        d.flags = SAFELOAD_SAVE_ALIGN_DATA | 0x4u;
+        CHECK(safeload_serialize(&o, &on, NULL, 0, &d, &e) == SAFELOAD_INVALID_ARGUMENT);
+        CHECK(o == NULL && strcmp(e.message, "unknown flags 0x6") == 0);
+        /* nothing at all: "{}" and 4086 spaces */
+        d.flags = SAFELOAD_SAVE_ALIGN_DATA;
+        CHECK(safeload_serialize(&o, &on, NULL, 0, &d, &e) == SAFELOAD_OK);
+        CHECK(on == 4096 && o && ((unsigned char *)o)[0] == 0xF8 && ((unsigned char *)o)[1] == 0x0F &&
+              memcmp((char *)o + 8, "{}  ", 4) == 0 && ((char *)o)[4095] == ' ');
+        safeload_free(o, NULL);
+    }
+}
+
 /* Metadata strings with NUL bytes (lengths, not C strings): written as \u0000 and read back. */
 static void test_metadata_nul(void) {
     safeload_kv kv[2];
@@ -625,6 +701,19 @@ static void test_header_limit(void) {
     r = safeload_serialize(&out, &n, &t, 1, NULL, NULL);
     CHECK_MSG(r == SAFELOAD_OK && n == 8 + L, "99,999,993-byte header: %s", safeload_result_id(r));
     safeload_free(out, NULL); out = NULL;
+    /* ... but not padded on to a 4096-byte boundary (100,003,832 bytes) */
+    memset(&d, 0, sizeof d);
+    d.flags = SAFELOAD_SAVE_ALIGN_DATA;
+    r = safeload_serialize(&out, &n, &t, 1, &d, NULL);
+    CHECK_MSG(r == SAFELOAD_HEADER_TOO_LARGE, "99,999,993 aligned: %s", safeload_result_id(r));
+    if (r == SAFELOAD_OK) safeload_free(out, NULL);
+    out = NULL;
+    /* 99,995,000 bytes: 99,995,640 aligned, fits */
+    memset(name, 'x', L); name[99995000 - base] = 0;
+    r = safeload_serialize(&out, &n, &t, 1, &d, NULL);
+    CHECK_MSG(r == SAFELOAD_OK && n == 8 + 99995640, "99,995,000 aligned: %s", safeload_result_id(r));
+    if (r == SAFELOAD_OK) safeload_free(out, NULL);
+    out = NULL;
     /* 100,000,001 bytes (padded to 100,000,008): too large */
     memset(name, 'x', L); name[L - base + 1] = 0;
     r = safeload_serialize(&out, &n, &t, 1, NULL, NULL);
@@ -1232,6 +1321,7 @@ int main(void) {
     test_literals();
     test_escaping();
     test_padding();
+    test_align_data();
     test_metadata_nul();
     test_round_trips();
     test_rejects();
