@@ -9610,7 +9610,7 @@ SL__INLINE int sl__run_task(sl__load *L, sl__worker *w, int wid, const sl__task 
 
 /* Whether a queued read of task t goes straight into its destination (one segment, as
    stored, host memory, destination, offset and length 4 KiB-aligned) rather than a slot. */
-static int sl__aio_into_dst(const sl__load *L, const sl__task *t) {
+SL__MAYBE_UNUSED static int sl__aio_into_dst(const sl__load *L, const sl__task *t) {
     const sl__seg *s0 = &L->segs[t->seg0];
     const sl__rp *r0 = &L->reqs[s0->req];
     return t->nseg == 1 && !r0->cast && !r0->device &&
