@@ -26,6 +26,10 @@ static unsigned long long tl_touch_ns(int huge, unsigned long long ns);
 #define SAFELOAD_TOUCH_NS(huge, ns) tl_touch_ns(huge, ns)
 static long tl_recheck_wins = 4;        /* AUTO's retries of huge pages within a 27 MB load */
 #define SL__RECHECK_WINS ((size_t)tl_recheck_wins)
+/* AUTO's probe stops early when huge pages win by this factor: off (0) but in the test of it,
+   so that the others' window counts stay the four-window probe's */
+static long tl_won_by = 0;
+#define SL__WON_BY ((uint64_t)tl_won_by)
 /* big tables: from 64 KiB (a header of a few hundred tensors), first-touch times the test
    decides (by default 4 KiB pages cheap: the allocator's memory, as before) */
 static unsigned long long tl_big_ns(int huge, unsigned long long ns);
@@ -2139,7 +2143,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
         char ap[400];
         const int n = 8;
         const uint64_t each = (uint64_t)4 << 20;
-        unsigned char *buf[8];
+        unsigned char *buf[8], *block;
         safeload_request rq[8];
         safeload_file *f;
         int i, round;
@@ -2147,7 +2151,10 @@ static void test_queued_reads(const tl_model *m, const char *path) {
         tl_path(ap, sizeof ap, "aligned.safetensors");
         tq_write_aligned(ap, n, each);
         CHECK(safeload_open(&f, ap, NULL, &e) == SAFELOAD_OK);
-        for (i = 0; i < n; i++) CHECK(posix_memalign((void **)&buf[i], 4096, (size_t)each) == 0);
+        /* one block, a page apart (destinations that touch would merge tensors into one
+           read: a run of two segments, through a slot) */
+        CHECK(posix_memalign((void **)&block, 4096, (size_t)(each + 4096) * (size_t)n) == 0);
+        for (i = 0; i < n; i++) buf[i] = block + (size_t)i * (size_t)(each + 4096);
         for (round = 0; round < 4; round++) {
             safeload_result r;
             long done0, reg0;
@@ -2205,7 +2212,7 @@ static void test_queued_reads(const tl_model *m, const char *path) {
                 CHECK_EQ_U64(tl_aio_done, done0);
             }
         }
-        for (i = 0; i < n; i++) free(buf[i]);
+        free(block);
         safeload_close(f);
     }
 }
@@ -3806,6 +3813,23 @@ static void tl_pages_watch4(int thp) {
         CHECK_EQ_U64(st.touch_normal_mbps, 524);
         CHECK_EQ_U64(st.touch_huge_mbps, 20);
     }
+    /* huge pages at 8x the 4 KiB rate or more win after the probe's first pair (SL__WON_BY):
+       two 4 KiB windows in the load, the probe's and the check's after the first verdict; at
+       5x the probe takes its four windows, and three are 4 KiB */
+    tl_touch_mode = 4;
+    tl_touch_normal_ns = 0;
+    tl_won_by = 8;
+    for (th = 1; th <= nth; th++) {
+        tl_touch_huge_ns = 100000;              /* 10x */
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 2 * W);
+        tl_touch_huge_ns = 200000;              /* 5x */
+        st = tl_pages_load(&m, mod, SAFELOAD_PAGES_AUTO, th, SAFELOAD_IO_READ);
+        CHECK(st.pages == SAFELOAD_PAGES_HUGE);
+        CHECK_EQ_U64(st.huge_bytes, st.fresh_bytes - 3 * W);
+    }
+    tl_won_by = 0;
     /* on huge pages: the probe's two 4 KiB windows both stalled (6.7 ms, 313 MB/s), as the
        first ones after idle memory can be, and huge pages at 699 MB/s pass the probe and the
        first verdict against that. The 4 KiB window after it (window 8) runs at 2097: the
