@@ -2409,11 +2409,8 @@ static void sl__aio_close(sl__aio *q, const safeload_allocator *a) {
     q->fd = -1;
 }
 
-/* A queue of `depth` slots; 0, or the errno that says why there is none. buf/len: memory the
-   reads will mostly go to, registered once where the kernel lets it (fixed buffers: no page
-   pinning per read). */
-static int sl__aio_open(sl__aio *q, unsigned depth, unsigned char *buf, size_t len,
-                        const safeload_allocator *a) {
+/* A queue of `depth` slots; 0, or the errno that says why there is none. */
+static int sl__aio_open(sl__aio *q, unsigned depth, const safeload_allocator *a) {
     sl__uring_params p;
     unsigned char *sqes;
     long fd;
@@ -2460,16 +2457,20 @@ static int sl__aio_open(sl__aio *q, unsigned depth, unsigned char *buf, size_t l
     q->cq_tail = (unsigned *)(void *)(q->cq_ring + p.cq_tail);
     q->cq_mask = (unsigned *)(void *)(q->cq_ring + p.cq_mask);
     q->cqes = (sl__uring_cqe *)(void *)(q->cq_ring + p.cq_cqes);
-    if (buf && len && len <= SL__GIB) {
-        struct iovec v;
-        v.iov_base = buf;
-        v.iov_len = len;
-        if (SAFELOAD_URING_REGISTER(q->fd, &v) == 0) {
-            q->fixed = buf;                 /* else (RLIMIT_MEMLOCK): plain reads */
-            q->fixed_len = len;
-        }
-    }
     return 0;
+}
+
+/* buf/len: memory the reads will mostly go to, registered once where the kernel lets it
+   (fixed buffers: no page pinning per read); else (RLIMIT_MEMLOCK) the reads are plain. */
+static void sl__aio_fixed(sl__aio *q, unsigned char *buf, size_t len) {
+    struct iovec v;
+    if (!buf || !len || len > SL__GIB) return;
+    v.iov_base = buf;
+    v.iov_len = len;
+    if (SAFELOAD_URING_REGISTER(q->fd, &v) == 0) {
+        q->fixed = buf;
+        q->fixed_len = len;
+    }
 }
 
 /* Queues a read of n bytes at off into buf, tagged with its slot. The caller never has more
@@ -2544,11 +2545,8 @@ static void sl__aio_close(sl__aio *q, const safeload_allocator *a) {
     memset(q, 0, sizeof *q);
 }
 
-static int sl__aio_open(sl__aio *q, unsigned depth, unsigned char *buf, size_t len,
-                        const safeload_allocator *a) {
+static int sl__aio_open(sl__aio *q, unsigned depth, const safeload_allocator *a) {
     unsigned i;
-    SL__UNUSED(buf);
-    SL__UNUSED(len);
     memset(q, 0, sizeof *q);
     if (depth > MAXIMUM_WAIT_OBJECTS) depth = MAXIMUM_WAIT_OBJECTS;
     q->depth = depth;
@@ -2587,6 +2585,10 @@ static void sl__aio_read(sl__aio *q, sl__os_file f, unsigned char *buf, size_t n
             SetEvent(q->ev[slot]);
         }
     }
+}
+
+static void sl__aio_fixed(sl__aio *q, unsigned char *buf, size_t len) {   /* (none here) */
+    SL__UNUSED(q); SL__UNUSED(buf); SL__UNUSED(len);
 }
 
 static int sl__aio_enter(sl__aio *q, int wait) {
@@ -9659,19 +9661,22 @@ static void sl__aio_setup(sl__load *L) {
     for (k = 0; k < L->n_workers && !e; k++) {
         sl__worker *w = &L->workers[k];
         size_t j, sz = (size_t)span * per;
+        /* the queue first: where the OS refuses one, no slot memory was faulted for nothing */
+        if ((e = sl__aio_open(&w->aio, (unsigned)per, L->alloc)) != 0) break;
+        w->aio_on = 1;
         if (sz)
             w->slot_raw = (unsigned char *)sl__big_alloc(L->alloc, sz + (size_t)SL__DIRECT_ALIGN,
                                                          &L->dma, SL__BIG_DMA, NULL);
         w->slots = (sl__slot *)sl__calloc(L->alloc, per, sizeof(sl__slot));
         w->free_slots = (unsigned *)sl__malloc_n(L->alloc, per, sizeof(unsigned));
         if ((sz && !w->slot_raw) || !w->slots || !w->free_slots) { e = SL__AIO_NOMEM; break; }
-        if (sz)
+        if (sz) {
             w->slot_mem = (unsigned char *)(((uintptr_t)w->slot_raw +
                                              (uintptr_t)(SL__DIRECT_ALIGN - 1)) &
                                             ~(uintptr_t)(SL__DIRECT_ALIGN - 1));
+            sl__aio_fixed(&w->aio, w->slot_mem, sz);
+        }
         w->slot_size = (size_t)span;
-        if ((e = sl__aio_open(&w->aio, (unsigned)per, w->slot_mem, sz, L->alloc)) != 0) break;
-        w->aio_on = 1;
         for (j = 0; j < per; j++) w->free_slots[j] = (unsigned)(per - 1 - j);
         w->n_free = (unsigned)per;
     }
