@@ -2505,6 +2505,7 @@ static void sl__aio_read(sl__aio *q, sl__os_file f, unsigned char *buf, size_t n
    errno of a failure that leaves the queue unusable. A full completion queue or a kernel
    short of memory (EAGAIN, EBUSY) only delays: the next call tries again. */
 static int sl__aio_enter(sl__aio *q, int wait) {
+    if (!wait && !q->queued) return 0;      /* nothing to hand over: no syscall */
     for (;;) {
         long r = syscall(SL__NR_URING_ENTER, (long)q->fd, (long)q->queued, wait ? 1L : 0L,
                          wait ? (long)SL__URING_ENTER_GETEVENTS : 0L, (void *)NULL, (size_t)0);
@@ -9344,9 +9345,10 @@ static void sl__pages_start(sl__load *L, unsigned char *base, uint64_t lo, uint6
                 nn = ns;
             }
             probe_end = b;
-            if (hn && nn && (SL__HUGE_LOST(sl__mbps(hb, hn), sl__mbps(nb, nn)) ||
-                             SL__HUGE_WON(sl__mbps(hb, hn), sl__mbps(nb, nn))))
-                break;
+            if (hn && nn) {
+                uint64_t hm = sl__mbps(hb, hn), nm = sl__mbps(nb, nn);
+                if (SL__HUGE_LOST(hm, nm) || SL__HUGE_WON(hm, nm)) break;
+            }
         }
         P->huge_bytes = hb;
         P->huge_mbps = sl__mbps(hb, hn);
@@ -9753,9 +9755,6 @@ static int sl__aio_done(sl__load *L, sl__worker *w, int wid, const sl__slot *s, 
     return ok;
 }
 
-/* The worker's loop with a queue: keep its slots busy, handle reads as they complete. After
-   an error or a cancel it starts nothing more but waits for every read still in flight, so
-   nothing writes into a buffer or a destination once the load has returned. */
 /* A read started in each free slot while tasks are left; 0 once none is left or one failed. */
 static int sl__aio_fill(sl__load *L, sl__worker *w, int wid, uint64_t *last) {
     while (w->n_free && !sl__atomic_load(&L->stop)) {
@@ -9772,6 +9771,9 @@ static int sl__aio_fill(sl__load *L, sl__worker *w, int wid, uint64_t *last) {
     return 1;
 }
 
+/* The worker's loop with a queue: keep its slots busy, handle reads as they complete. After
+   an error or a cancel it starts nothing more but waits for every read still in flight, so
+   nothing writes into a buffer or a destination once the load has returned. */
 static void sl__aio_job(sl__load *L, sl__worker *w, int wid, uint64_t *last) {
     int more = 1, e;
     for (;;) {

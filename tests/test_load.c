@@ -4741,12 +4741,7 @@ static void test_dma_pages(void) {
             tl_dma_watch = !aio;
             tl_reg_n = 0;
             tl_reg_watch = aio;
-            memset(&d, 0, sizeof d);
-            d.io = SAFELOAD_IO_DIRECT;
-            d.threads = 2;
-            d.queue_depth = depth;
-            d.stats = &ls;
-            CHECK_MSG(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK,
+            CHECK_MSG(tq_load(mod, depth, 2, 0, SAFELOAD_DTYPE_NONE, &ls, &l, &e) == SAFELOAD_OK,
                       "%s", e.message);
             tl_reg_watch = tl_dma_watch = 0;
             if (l) { CHECK(tq_same(l, ref)); safeload_loaded_free(l); }
@@ -4771,12 +4766,7 @@ static void test_dma_pages(void) {
     tl_big_mode = 0;
     tl_big_probes = tl_big_huge_probes = 0;
     tl_uring_refuse = ENOSYS;
-    memset(&d, 0, sizeof d);
-    d.io = SAFELOAD_IO_DIRECT;
-    d.threads = 2;
-    d.queue_depth = 32;
-    d.stats = &ls;
-    CHECK(safeload_load_all(mod, SAFELOAD_DTYPE_NONE, &d, &l, &e) == SAFELOAD_OK);
+    CHECK(tq_load(mod, 32, 2, 0, SAFELOAD_DTYPE_NONE, &ls, &l, &e) == SAFELOAD_OK);
     tl_uring_refuse = 0;
     if (l) { CHECK(tq_same(l, ref)); safeload_loaded_free(l); }
     CHECK_EQ_U64(ls.aio, SAFELOAD_AIO_NONE);
